@@ -1,0 +1,32 @@
+# The two set-up commands: `make run` (the main job) and `make test` (the whole suite).
+# Both create .venv from the hash-locked requirements on first use; nothing after
+# installation touches the network except `make run`'s data fetch when no mirror exists.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DATA_MIRROR ?= $(wildcard ../shared/data)
+
+.PHONY: run test lint venv clean-outputs bench
+
+$(STAMP): requirements.lock requirements-build.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements-build.lock
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	MULTIVERSE_DATA_MIRROR="$(DATA_MIRROR)" $(BIN)/python experiments/make_all.py
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest -n 2 tests
+
+lint: $(STAMP)
+	$(BIN)/lint-imports
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks

@@ -1,0 +1,47 @@
+"""multiverse: role-adherence evaluation as a multiverse of labelled measurement choices.
+
+The public API is listed in ``__all__``.  Names are resolved on first use so that
+``import multiverse`` stays light (it imports xarray, to register the
+``Dataset.multiverse`` accessor, and nothing heavier).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from multiverse import accessor as _accessor  # noqa: F401  (registers ds.multiverse)
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "evaluate_case": "multiverse.contract",
+    "evaluate_batch": "multiverse.contract",
+    "run": "multiverse.run",
+    "open_cube": "multiverse.io",
+    "save_cube": "multiverse.io",
+    "score": "multiverse.score",
+    "pass_hat_k": "multiverse.score",
+    "register_standard": "multiverse.score",
+    "register_rule": "multiverse.score",
+    "register_judge": "multiverse.judges",
+    "agreement": "multiverse.analysis",
+    "to_long": "multiverse.cube",
+    "load_role": "multiverse.specs",
+    "load_experiment": "multiverse.experiment",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'multiverse' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,3 @@
+from multiverse.cli import main
+
+raise SystemExit(main())

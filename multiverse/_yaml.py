@@ -1,0 +1,124 @@
+"""YAML loading that remembers where every key came from, and spec problems.
+
+PyYAML's composed node tree already records each node's line; this module turns
+that tree into plain Python values plus a map from key paths to line numbers, so
+validators can say ``path:line: field: message`` without a second parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem in a spec file, printed as ``path:line: field: message``."""
+
+    path: str
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        line = "-" if self.line is None else str(self.line)
+        return f"{self.path}:{line}: {self.field or '<file>'}: {self.message}"
+
+
+class SpecError(ValueError):
+    """Raised when a spec file has problems; carries every :class:`Problem`."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+@dataclass(frozen=True)
+class Located:
+    """Parsed YAML data together with the line of every key path.
+
+    ``lines`` maps a dotted field path (``principles.2.criteria.breach``) to the
+    1-based line where that key or item starts.
+    """
+
+    data: Any
+    lines: dict[str, int]
+    path: str
+
+    def line(self, field: str) -> int | None:
+        """Line of ``field``, or of its nearest enclosing field that has one."""
+        while field:
+            if field in self.lines:
+                return self.lines[field]
+            field = field.rpartition(".")[0]
+        return self.lines.get("", 1)
+
+    def problem(self, field: str, message: str) -> Problem:
+        """A :class:`Problem` located at ``field``."""
+        return Problem(self.path, self.line(field), field, message)
+
+
+def _to_python(node: yaml.Node, prefix: str, lines: dict[str, int]) -> Any:
+    lines.setdefault(prefix, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = _construct(key_node)
+            field = f"{prefix}.{key}" if prefix else str(key)
+            lines[field] = key_node.start_mark.line + 1
+            if key in out:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            out[key] = _to_python(value_node, field, lines)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [
+            _to_python(item, f"{prefix}.{i}" if prefix else str(i), lines)
+            for i, item in enumerate(node.value)
+        ]
+    return _construct(node)
+
+
+def _construct(node: yaml.Node) -> Any:
+    loader = yaml.SafeLoader("")
+    try:
+        return loader.construct_object(node, deep=True)
+    finally:
+        loader.dispose()
+
+
+def load_located(path: str | Path) -> Located:
+    """Read a YAML file into :class:`Located` data.
+
+    Raises
+    ------
+    SpecError
+        With one :class:`Problem` when the file is unreadable, empty, or not YAML.
+    """
+    path_str = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError([Problem(path_str, None, "", f"cannot read file: {exc.__class__.__name__}")]) from None
+    return parse_located(text, path_str)
+
+
+def parse_located(text: str, path: str = "<string>") -> Located:
+    """Parse YAML text into :class:`Located` data (see :func:`load_located`)."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is None:
+            raise SpecError([Problem(path, 1, "", "empty file: expected a YAML mapping")])
+        lines: dict[str, int] = {}
+        data = _to_python(node, "", lines)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        raise SpecError([Problem(path, line, "", f"invalid YAML: {exc.problem or exc.context}")]) from None
+    except yaml.YAMLError as exc:
+        raise SpecError([Problem(path, None, "", f"invalid YAML: {exc}")]) from None
+    return Located(data=data, lines=lines, path=path)

@@ -1,0 +1,121 @@
+"""Value types of the dims: what one label of ``system``, ``user_sim``, ``judge`` or
+``condition`` stands for.
+
+Experiment files map labels to these; the rollout and judge layers consume them.
+They are frozen and hashable so they can key caches and plans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from multiverse._schema import SEARCHES
+
+
+def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model as an experiment names it.
+
+    Parameters
+    ----------
+    model
+        A litellm model string (``openai/gpt-4o-mini``, ``anthropic/...``,
+        ``hosted_vllm/...``) or an offline-world model (``sim/target-a``).
+    api_base
+        Base URL of an OpenAI-compatible server (vLLM, Ollama, a proxy).
+        Credentials embedded in it are stripped before anything is stored.
+    params
+        Sampling and provider parameters passed through to the call
+        (``temperature``, ``max_tokens``, ...).
+    template
+        Name of the prompt template (user simulators and model judges).
+    """
+
+    model: str
+    api_base: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    template: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", _frozen(self.params))
+
+    def __hash__(self) -> int:
+        return hash((self.model, self.api_base, tuple(sorted(self.params.items())), self.template))
+
+    @property
+    def is_sim(self) -> bool:
+        """Whether the offline world serves this model."""
+        return self.model.startswith("sim/")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """An interaction condition: horizon, search strategy and pressure.
+
+    Parameters
+    ----------
+    horizon
+        Number of assistant turns per conversation (any positive integer).
+    search
+        ``rolefuzzer``, ``no_grid``, ``random_cell`` or ``seed_only``.
+    pressure
+        Multiplier on every simulated user's pressure (default 1).
+    """
+
+    horizon: int = 8
+    search: str = "seed_only"
+    pressure: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.horizon, int) or isinstance(self.horizon, bool) or self.horizon < 1:
+            raise ValueError(f"condition horizon: expected a positive integer, got {self.horizon!r}")
+        if self.search not in SEARCHES:
+            raise ValueError(f"condition search: expected one of {', '.join(SEARCHES)}, got {self.search!r}")
+        if not self.pressure > 0:
+            raise ValueError(f"condition pressure: expected a positive number, got {self.pressure!r}")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A campaign budget: ``rounds`` sequential rounds of ``conversations`` each."""
+
+    rounds: int = 8
+    conversations: int = 30
+
+    @property
+    def total(self) -> int:
+        return self.rounds * self.conversations
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """One value of the ``judge`` dim.
+
+    ``kind`` is ``model`` (an LLM judge: ``model`` and ``template``),
+    ``deterministic`` (a registered judge such as ``contract``, by ``name``) or
+    ``panel`` (``combine`` in ``any`` / ``majority`` / ``unanimous`` over the
+    judge labels in ``members``).
+    """
+
+    kind: str
+    model: ModelSpec | None = None
+    name: str | None = None
+    members: tuple[str, ...] = ()
+    combine: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("model", "deterministic", "panel"):
+            raise ValueError(f"judge kind: expected model, deterministic or panel, got {self.kind!r}")
+        if self.kind == "model" and self.model is None:
+            raise ValueError("model judge: a model is required")
+        if self.kind == "deterministic" and not self.name:
+            raise ValueError("deterministic judge: a registered name is required")
+        if self.kind == "panel" and (self.combine not in ("any", "majority", "unanimous") or not self.members):
+            raise ValueError("panel judge: expected combine any/majority/unanimous over a non-empty members list")
