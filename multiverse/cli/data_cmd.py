@@ -1,0 +1,42 @@
+"""``multiverse data``: fetch, verify and locate the public data sets."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    fetch = actions.add_parser("fetch", help="Copy (from a mirror) or download every file, verifying its sha256.")
+    fetch.add_argument("--mirror", help="a local folder with the data's layout (default: $MULTIVERSE_DATA_MIRROR)")
+    fetch.add_argument("--dest", help="the data folder to fill (default: $MULTIVERSE_DATA_DIR or <repo>/data)")
+    verify = actions.add_parser("verify", help="Check every fetched file against the manifest.")
+    verify.add_argument("--dest", help="the data folder to check")
+    where = actions.add_parser("path", help="Print the data folder, or the verified path of one file.")
+    where.add_argument("name", nargs="?", help="a manifest path, e.g. tau-bench/historical_trajectories/gpt-4o-airline.json")
+    where.add_argument("--dest", help="the data folder")
+
+
+def main(args: argparse.Namespace) -> int:
+    from multiverse import data
+
+    try:
+        if args.action == "fetch":
+            outcomes = data.fetch(
+                mirror=args.mirror, dest=args.dest, report=lambda name, outcome: print(f"{outcome:10} {name}")
+            )
+            kept = sum(outcome != "skipped" for outcome in outcomes.values())
+            print(f"{kept} of {len(outcomes)} files verified in {data.data_dir(args.dest)}")
+            return 0
+        if args.action == "verify":
+            states = data.verify(dest=args.dest)
+            for name, state in states.items():
+                print(f"{state:8} {name}")
+            bad = [name for name, state in states.items() if state != "ok"]
+            return 1 if bad else 0
+        print(data.path(args.name, dest=args.dest) if args.name else data.data_dir(args.dest))
+        return 0
+    except data.DataError as exc:
+        print(f"multiverse data: {exc}", file=sys.stderr)
+        return 1
