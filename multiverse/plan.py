@@ -1,0 +1,231 @@
+"""Planning: an experiment's cross-product as xarray grids of spec ids.
+
+Nothing runs here.  A plan has one grid per cached layer:
+
+* the rollout layer over ``(system, role, user_sim, condition, replicate, item)``:
+  one conversation per cell;
+* the judge layer, which adds ``judge``: one verdict set per conversation and judge.
+
+Standards and rules come after the judge layer and cost no model call, so they
+are not planned.  A cell's spec id is the sha256 (first 16 hex digits) of the
+canonical JSON of everything that determines it, so equal ids mean equal work;
+an excluded cell has the id ``""``.  Conversations of one
+``(system, role, user_sim, condition, replicate)`` come from one rollout (one
+seed battery or one campaign), the plan's *unit* of work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from multiverse._schema import CONVERSATION_DIMS
+from multiverse.choices import ModelSpec
+from multiverse.experiment import Experiment
+
+__all__ = ["Plan", "Unit", "make_plan", "estimate_calls", "model_judge_specs"]
+
+UNIT_DIMS: tuple[str, ...] = CONVERSATION_DIMS[:-1]
+"""Dims of one rollout (seed battery or campaign): every conversation dim but ``item``."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One rollout: a seed battery or campaign producing ``items`` conversations."""
+
+    system: str
+    role: str
+    user_sim: str
+    condition: str
+    replicate: int
+    items: tuple[int, ...]
+
+    @property
+    def key(self) -> tuple[str, str, str, str, int]:
+        return (self.system, self.role, self.user_sim, self.condition, self.replicate)
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _model(spec: ModelSpec) -> dict[str, Any]:
+    return {"model": spec.model, "api_base": spec.api_base, "params": dict(spec.params), "template": spec.template}
+
+
+def _judge(experiment: Experiment, label: str) -> dict[str, Any]:
+    spec = experiment.judges[label]
+    if spec.kind == "model":
+        assert spec.model is not None
+        return {"kind": "model", **_model(spec.model)}
+    if spec.kind == "deterministic":
+        return {"kind": "deterministic", "name": spec.name}
+    return {"kind": "panel", "combine": spec.combine, "members": [_judge(experiment, m) for m in spec.members]}
+
+
+def model_judge_specs(experiment: Experiment) -> dict[str, ModelSpec]:
+    """The model judges of an experiment, label -> model spec."""
+    return {
+        label: spec.model
+        for label, spec in experiment.judges.items()
+        if spec.kind == "model" and spec.model is not None
+    }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """An experiment's planned cells.
+
+    Attributes
+    ----------
+    experiment
+        The experiment planned.
+    rollout
+        Spec ids (str) over the conversation dims; ``""`` where excluded.
+    judge
+        Spec ids over the conversation dims plus ``judge``; ``""`` where excluded.
+    digest
+        sha256 of every cell id, in grid order: equal digests, equal work.
+    """
+
+    experiment: Experiment
+    rollout: xr.DataArray
+    judge: xr.DataArray
+    digest: str
+
+    def units(self) -> Iterator[Unit]:
+        """The rollouts to run, each with the items it keeps."""
+        ids = self.rollout.transpose(*CONVERSATION_DIMS).values
+        coords = [self.rollout[d].values.tolist() for d in UNIT_DIMS]
+        for index in itertools.product(*(range(len(c)) for c in coords)):
+            kept = tuple(int(i) for i, cell in enumerate(ids[index]) if cell)
+            if kept:
+                labels = [coords[d][i] for d, i in enumerate(index)]
+                yield Unit(*labels[:4], int(labels[4]), items=kept)
+
+    def layer_sizes(self) -> dict[str, int]:
+        """Planned cells per layer (excluded cells not counted)."""
+        return {
+            "rollouts": sum(1 for _ in self.units()),
+            "conversations": int((self.rollout != "").sum()),
+            "judgments": int((self.judge != "").sum()),
+        }
+
+
+def _excluded(experiment: Experiment, labels: Mapping[str, str], *, with_judge: bool) -> bool:
+    for exclusion in experiment.exclusions:
+        if ("judge" in exclusion.where) != with_judge:
+            continue
+        if all(labels[dim] in chosen for dim, chosen in exclusion.where.items()):
+            return True
+    return False
+
+
+def make_plan(experiment: Experiment) -> Plan:
+    """The cross-product of an experiment's dims, exclusions applied.
+
+    Parameters
+    ----------
+    experiment
+        A loaded experiment.
+
+    Returns
+    -------
+    Plan
+        The rollout and judge grids of spec ids.
+    """
+    e = experiment
+    coords = {
+        "system": list(e.systems),
+        "role": list(e.roles),
+        "user_sim": list(e.user_sims),
+        "condition": list(e.conditions),
+        "replicate": list(range(e.replicates)),
+        "item": list(range(e.items_per_cell)),
+    }
+    judges = list(e.judges)
+    campaign = {
+        "planner": _model(e.campaign.planner),
+        "monitor": _model(e.campaign.monitor),
+        "judge": _judge(e, e.campaign.judge) if e.campaign.judge else None,
+        "budget": None if e.budget is None else [e.budget.rounds, e.budget.conversations],
+        "seed": e.seed,
+        "sim": dict(e.sim) if e.sim is not None else None,
+    }
+    judge_parts = {label: _judge(e, label) for label in judges}
+    shape = tuple(len(coords[d]) for d in CONVERSATION_DIMS)
+    rollout = np.full(shape, "", dtype=object)
+    judged = np.full(shape + (len(judges),), "", dtype=object)
+    for index in itertools.product(*(range(n) for n in shape)):
+        labels = {d: coords[d][i] for d, i in zip(CONVERSATION_DIMS, index)}
+        if _excluded(e, labels, with_judge=False):
+            continue
+        cell = _digest(
+            {
+                "system": _model(e.systems[labels["system"]]),
+                "role": labels["role"],
+                "user_sim": _model(e.user_sims[labels["user_sim"]]),
+                "condition": vars(e.conditions[labels["condition"]]),
+                "replicate": labels["replicate"],
+                "item": labels["item"],
+                "campaign": campaign,
+            }
+        )
+        rollout[index] = cell
+        for j, label in enumerate(judges):
+            if not _excluded(e, {**labels, "judge": label}, with_judge=True):
+                judged[index + (j,)] = _digest([cell, judge_parts[label]])
+    rollout_da = xr.DataArray(rollout, dims=CONVERSATION_DIMS, coords=coords, name="rollout")
+    judge_da = xr.DataArray(
+        judged, dims=CONVERSATION_DIMS + ("judge",), coords={**coords, "judge": judges}, name="judge"
+    )
+    digest = hashlib.sha256("\n".join(judged.reshape(-1).tolist() + rollout.reshape(-1).tolist()).encode()).hexdigest()
+    return Plan(experiment=e, rollout=rollout_da, judge=judge_da, digest=digest)
+
+
+def estimate_calls(plan: Plan) -> dict[str, dict[str, int]]:
+    """Model calls a plan needs, estimated before anything runs: layer -> model -> calls.
+
+    A conversation of horizon ``H`` takes ``H`` target calls, ``H`` user-simulator
+    calls and ``H`` monitor calls; a planned (non-``seed_only``) conversation also
+    one planner call and ``H`` online-judge calls.  The judge layer takes one call
+    per assistant turn per model judge; a judge identical to the campaign's online
+    judge re-reads those calls from the cache and is not counted twice.  Monitor
+    rejections and retries add calls the estimate cannot foresee.
+    """
+    e = plan.experiment
+    rollout: Counter[str] = Counter()
+    judging: Counter[str] = Counter()
+    model_judges = model_judge_specs(e)
+    online = model_judges.get(e.campaign.judge)
+    for unit in plan.units():
+        condition = e.conditions[unit.condition]
+        n = len(unit.items)
+        turns = n * condition.horizon
+        rollout[e.systems[unit.system].model] += turns
+        rollout[e.user_sims[unit.user_sim].model] += turns
+        rollout[e.campaign.monitor.model] += turns
+        planned = condition.search != "seed_only"
+        if planned and online is not None:
+            rollout[e.campaign.planner.model] += n
+            rollout[online.model] += turns
+        judge_cells = plan.judge.sel(
+            system=unit.system, role=unit.role, user_sim=unit.user_sim,
+            condition=unit.condition, replicate=unit.replicate,
+        )
+        for label, spec in model_judges.items():
+            kept = int((judge_cells.sel(judge=label) != "").sum())
+            if planned and spec == online:
+                continue
+            judging[spec.model] += kept * condition.horizon
+    return {"rollout": dict(rollout), "judge": dict(judging)}
+
