@@ -1,0 +1,275 @@
+"""The offline world: ``sim/`` models that play every part of an evaluation with no network.
+
+Models
+------
+``sim/target-<name>``, ``sim/judge-<name>``, ``sim/user-<name>`` for the entries
+named under ``targets``, ``judges`` and ``users`` of the experiment's ``sim:``
+block, plus the built-in ``sim/planner`` and ``sim/monitor``.  Their parameters
+and defaults are those the design fixes (:mod:`multiverse.llm.sim_config`).
+
+Determinism
+-----------
+A response is a pure function of the request (model, messages, params, tools,
+response format, seed, replicate, template digest) and
+:meth:`SimWorld.key_params` of the called model (its own parameters, the sim
+seed and :attr:`SimWorld.version`): a :class:`numpy.random.Generator` is seeded
+from the sha256 of their canonical JSON.  Everything a cache key holds is
+therefore everything a sim response depends on, and a cached response is
+always the right one.  Changing one judge's parameters never changes a
+target's replies.
+
+Transient failures
+------------------
+A target with ``fail_rate`` > 0 fails a call with that probability, drawn from a
+separate stream seeded by the request *and the attempt number*:
+``respond(request, attempt=k)``.  Attempts are independent, so a failed attempt
+0 succeeds on a later retry with probability ``1 - fail_rate`` each time, and
+``fail_rate`` is the expected share of failing calls (retries included).
+
+Ground truth
+------------
+The target writes every principle's realised severity into its text with the
+phrase banks; :func:`read_truth` recovers it exactly from the (cached) reply
+text, and the sim judge reads the same text, never hidden state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from multiverse.llm.request import Request, plain
+from multiverse.llm.sim_config import SimConfig, SimConfigError, parse_sim_block
+from multiverse.llm.sim_players import PLAYERS
+from multiverse.llm.sim_read import read_truth
+
+__all__ = ["SimConfigError", "SimReply", "SimWorld", "read_truth", "register_with_litellm"]
+
+_PREFIXES = (("target-", "targets"), ("judge-", "judges"), ("user-", "users"))
+
+
+@dataclass(frozen=True)
+class SimReply:
+    """What a sim model answered.
+
+    Attributes
+    ----------
+    text
+        The reply text (empty for a transient failure).
+    tool_calls
+        Tool calls in the OpenAI shape ``{"id", "type": "function", "function":
+        {"name", "arguments": <JSON string>}}`` (agentic targets only).
+    transient_failure
+        Whether this attempt failed transiently; retrying with the next
+        ``attempt`` number may succeed.
+    """
+
+    text: str
+    tool_calls: tuple[Mapping[str, Any], ...] = ()
+    transient_failure: bool = False
+
+
+def _rng(digest: bytes) -> np.random.Generator:
+    return np.random.default_rng(int.from_bytes(digest[:16], "little"))
+
+
+class SimWorld:
+    """The offline world configured by an experiment's ``sim:`` block.
+
+    Build it with :meth:`from_config`; answer requests with :meth:`respond`.
+
+    Examples
+    --------
+    >>> world = SimWorld.from_config({"targets": {"a": {"breach": {"*": 0.3}}}})
+    >>> world.key_params("sim/target-a")["params"]["breach"]
+    {'*': 0.3}
+    """
+
+    version = "1"
+    """Behaviour version of the offline world; bumped whenever any player's output changes."""
+
+    def __init__(self, config: SimConfig):
+        self.config = config
+        self._resolved: dict[str, tuple[str, Mapping[str, Any], dict[str, Any]]] = {}
+
+    @classmethod
+    def from_config(cls, block: Mapping[str, Any] | None) -> SimWorld:
+        """The world an experiment's ``sim:`` block describes (``None``: built-in defaults only).
+
+        Raises
+        ------
+        SimConfigError
+            On an unknown key or a bad value, naming its key path.
+        """
+        return cls(parse_sim_block(block))
+
+    @property
+    def seed(self) -> int:
+        """The world's seed (``sim.seed``)."""
+        return self.config.seed
+
+    def _resolve(self, model: str) -> tuple[str, Mapping[str, Any], dict[str, Any]]:
+        cached = self._resolved.get(model)
+        if cached is not None:
+            return cached
+        if not model.startswith("sim/"):
+            raise SimConfigError("model", f"{model!r} is not a sim model (expected 'sim/...')")
+        name = model[len("sim/") :]
+        if name in ("planner", "monitor"):
+            kind, params = name, getattr(self.config, name)
+        else:
+            for prefix, section in _PREFIXES:
+                if name.startswith(prefix):
+                    entry = name[len(prefix) :]
+                    entries = getattr(self.config, section)
+                    if entry not in entries:
+                        raise SimConfigError(
+                            f"sim.{section}.{entry}", f"no entry for model {model!r}; add it under sim.{section}"
+                        )
+                    kind, params = prefix[:-1], entries[entry]
+                    break
+            else:
+                raise SimConfigError(
+                    "model",
+                    f"unknown sim model {model!r}; expected sim/target-<name>, sim/judge-<name>, "
+                    "sim/user-<name>, sim/planner or sim/monitor",
+                )
+        key = {"params": plain(params), "sim_seed": self.config.seed, "sim_version": self.version}
+        self._resolved[model] = resolved = (kind, params, key)
+        return resolved
+
+    def check_model(self, model: str) -> None:
+        """Raise :class:`SimConfigError` unless this world serves ``model``."""
+        self._resolve(model)
+
+    def key_params(self, model: str) -> dict[str, Any]:
+        """The sim configuration a call to ``model`` depends on: the only sim config in its cache key.
+
+        Returns
+        -------
+        dict
+            ``{"params": <the model's own resolved parameters>, "sim_seed": int,
+            "sim_version": str}``.
+        """
+        return dict(self._resolve(model)[2])
+
+    def latency_s(self, model: str) -> float:
+        """Simulated latency of one call to ``model`` in seconds (targets' ``latency_ms``)."""
+        return float(self._resolve(model)[1].get("latency_ms", 0.0)) / 1000.0
+
+    def _digest(self, request: Request, key: Mapping[str, Any]) -> bytes:
+        payload = {
+            "model": request.model,
+            "messages": request.messages,
+            "params": request.params,
+            "tools": request.tools,
+            "response_format": request.response_format,
+            "seed": request.seed,
+            "replicate": request.replicate,
+            "template_digest": request.template_digest,
+            "world": key,
+        }
+        text = json.dumps(plain(payload), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).digest()
+
+    def respond(self, request: Request, *, attempt: int = 0) -> SimReply:
+        """Answer one request.
+
+        Parameters
+        ----------
+        request
+            A request to a ``sim/`` model.
+        attempt
+            0 for the first try, 1 for the first retry, ...: only the transient
+            failure draw depends on it, so every successful attempt of a request
+            returns the same reply.
+
+        Returns
+        -------
+        SimReply
+
+        Raises
+        ------
+        SimConfigError
+            If the model is not one this world serves.
+        ValueError
+            If a structured-input player's system message has no ``json`` block.
+        """
+        kind, params, key = self._resolve(request.model)
+        digest = self._digest(request, key)
+        fail_rate = params.get("fail_rate", 0.0)
+        if fail_rate > 0:
+            stream = hashlib.sha256(digest + f":attempt:{attempt}".encode()).digest()
+            if _rng(stream).random() < fail_rate:
+                return SimReply(text="", transient_failure=True)
+        context = {"digest": digest.hex(), "seed": self.config.seed}
+        text, tool_calls = PLAYERS[kind](request, params, _rng(digest), context)
+        return SimReply(text=text, tool_calls=tuple(tool_calls))
+
+
+def register_with_litellm(world: SimWorld | None = None) -> None:
+    """Register the offline world as litellm's custom provider ``sim``.
+
+    Afterwards ``litellm.completion(model="sim/target-a", messages=...)`` answers
+    with the same text and tool calls as :meth:`SimWorld.respond`.  The request's
+    ``replicate``, ``template_digest`` and ``attempt`` travel in ``extra_body``; a
+    transient failure raises litellm's ``CustomLLMError`` with status 503.
+
+    Parameters
+    ----------
+    world
+        The world to serve; the built-in defaults when ``None``.
+    """
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+    from litellm.llms.custom_llm import CustomLLM, CustomLLMError
+
+    served = world if world is not None else SimWorld.from_config(None)
+
+    class SimProvider(CustomLLM):
+        def _reply(self, model: str, messages: list, optional_params: dict, model_response: Any) -> Any:
+            options = dict(optional_params or {})
+            extra = dict(options.pop("extra_body", None) or {})
+            tools = options.pop("tools", None)
+            response_format = options.pop("response_format", None)
+            seed = options.pop("seed", None)
+            request = Request(
+                model=f"sim/{model}",
+                messages=tuple(messages),
+                params=options,
+                tools=tuple(tools) if tools is not None else None,
+                response_format=response_format,
+                seed=seed,
+                replicate=int(extra.get("replicate", 0)),
+                template_digest=str(extra.get("template_digest", "")),
+            )
+            reply = served.respond(request, attempt=int(extra.get("attempt", 0)))
+            if reply.transient_failure:
+                raise CustomLLMError(status_code=503, message="sim: transient failure (retry)")
+            message = litellm.Message(
+                content=reply.text, role="assistant", tool_calls=[dict(c) for c in reply.tool_calls] or None
+            )
+            model_response.choices[0].message = message
+            model_response.choices[0].finish_reason = "tool_calls" if reply.tool_calls else "stop"
+            model_response.model = f"sim/{model}"
+            return model_response
+
+        def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
+                       encoding, api_key, logging_obj, optional_params, *args, **kwargs):  # fmt: skip
+            return self._reply(model, messages, optional_params, model_response)
+
+        async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,
+                              encoding, api_key, logging_obj, optional_params, *args, **kwargs):  # fmt: skip
+            return self._reply(model, messages, optional_params, model_response)
+
+    litellm.custom_provider_map = [
+        item for item in litellm.custom_provider_map if item.get("provider") != "sim"
+    ] + [{"provider": "sim", "custom_handler": SimProvider()}]
+    litellm.utils.custom_llm_setup()

@@ -1,0 +1,247 @@
+"""The offline world's parameters: the experiment's ``sim:`` block, checked and resolved.
+
+Every key is optional; the defaults are those the design fixes.  Unknown keys,
+values of the wrong type or out of range are :class:`SimConfigError` naming the
+key path (``sim.judges.strict.sensitivty: unknown key``), so the experiment
+validator can point at the offending line.  Per-principle maps (``breach``,
+``partial``, ``sensitivity``, ``specificity``) are merged over their default, so
+``breach: {academic_integrity: 0.3}`` keeps ``"*": 0.05`` for the other principles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from multiverse._schema import MODES, STRATEGIES
+
+__all__ = ["SimConfig", "SimConfigError", "parse_sim_block"]
+
+TARGET_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "breach": {"*": 0.05},
+        "partial": {"*": 0.0},
+        "cells": {},
+        "escalation": 0.0,
+        "latency_ms": 0,
+        "fail_rate": 0.0,
+    }
+)
+JUDGE_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {"sensitivity": {"*": 0.9}, "specificity": {"*": 0.95}, "leniency": 0.0, "malformed_rate": 0.0}
+)
+USER_DEFAULTS: Mapping[str, Any] = MappingProxyType({"pressure": 1.0, "steer_success": 0.8})
+MONITOR_DEFAULTS: Mapping[str, Any] = MappingProxyType({"tag_accuracy": 1.0, "reject_rate": 0.05})
+PLANNER_DEFAULTS: Mapping[str, Any] = MappingProxyType({"free_form_skew": 1.5})
+
+_TOP_KEYS = ("seed", "targets", "judges", "users", "monitor", "planner")
+
+
+class SimConfigError(ValueError):
+    """A problem in the ``sim:`` block or a reference to a sim model it does not define.
+
+    Attributes
+    ----------
+    field
+        Dotted key path of the problem (``sim.targets.a.breach.*``).
+    message
+        What was expected.
+    """
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}")
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """The resolved ``sim:`` block: every entry with its defaults filled in.
+
+    Attributes
+    ----------
+    seed
+        The world's seed (``sim.seed``).
+    targets, judges, users
+        Entry name -> resolved parameters (plain dicts, JSON-serialisable).
+    monitor, planner
+        Parameters of the built-in ``sim/monitor`` and ``sim/planner``.
+    """
+
+    seed: int
+    targets: Mapping[str, Mapping[str, Any]]
+    judges: Mapping[str, Mapping[str, Any]]
+    users: Mapping[str, Mapping[str, Any]]
+    monitor: Mapping[str, Any]
+    planner: Mapping[str, Any]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _probability(value: Any, field: str, *, below_one: bool = False) -> float:
+    upper_ok = value < 1 if below_one else value <= 1
+    if not _is_number(value) or not (0 <= value and upper_ok):
+        interval = "[0, 1)" if below_one else "[0, 1]"
+        raise SimConfigError(field, f"expected a probability in {interval}, got {value!r}")
+    return float(value)
+
+
+def _nonnegative(value: Any, field: str) -> float:
+    if not _is_number(value) or value < 0:
+        raise SimConfigError(field, f"expected a non-negative number, got {value!r}")
+    return float(value)
+
+
+def _mapping(value: Any, field: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise SimConfigError(field, f"expected a mapping, got {type(value).__name__}")
+    for key in value:
+        if not isinstance(key, str) or not key:
+            raise SimConfigError(f"{field}.{key}", "expected a non-empty string key")
+    return value
+
+
+def _principle_map(value: Any, default: Mapping[str, float], field: str) -> dict[str, float]:
+    merged = dict(default)
+    for key, prob in _mapping(value, field).items():
+        merged[key] = _probability(prob, f"{field}.{key}")
+    return merged
+
+
+def _cells(value: Any, field: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, prob in _mapping(value, field).items():
+        parts = key.split("/")
+        if len(parts) != 3 or not all(parts):
+            raise SimConfigError(f"{field}.{key}", "expected a grid cell 'mode/strategy/principle_id'")
+        if parts[0] not in MODES:
+            raise SimConfigError(f"{field}.{key}", f"unknown mode {parts[0]!r}; expected one of {', '.join(MODES)}")
+        if parts[1] not in STRATEGIES:
+            raise SimConfigError(
+                f"{field}.{key}", f"unknown strategy {parts[1]!r}; expected one of {', '.join(STRATEGIES)}"
+            )
+        out[key] = _probability(prob, f"{field}.{key}")
+    return out
+
+
+def _check_keys(block: Mapping[str, Any], allowed: Mapping[str, Any] | tuple[str, ...], field: str) -> None:
+    for key in block:
+        if key not in allowed:
+            raise SimConfigError(f"{field}.{key}", f"unknown key; expected one of {', '.join(allowed)}")
+
+
+def _target(block: Any, field: str) -> dict[str, Any]:
+    block = _mapping(block, field)
+    _check_keys(block, TARGET_DEFAULTS, field)
+    return {
+        "breach": _principle_map(block.get("breach"), TARGET_DEFAULTS["breach"], f"{field}.breach"),
+        "partial": _principle_map(block.get("partial"), TARGET_DEFAULTS["partial"], f"{field}.partial"),
+        "cells": _cells(block.get("cells"), f"{field}.cells"),
+        "escalation": _nonnegative(block.get("escalation", TARGET_DEFAULTS["escalation"]), f"{field}.escalation"),
+        "latency_ms": _nonnegative(block.get("latency_ms", TARGET_DEFAULTS["latency_ms"]), f"{field}.latency_ms"),
+        "fail_rate": _probability(
+            block.get("fail_rate", TARGET_DEFAULTS["fail_rate"]), f"{field}.fail_rate", below_one=True
+        ),
+    }
+
+
+def _judge(block: Any, field: str) -> dict[str, Any]:
+    block = _mapping(block, field)
+    _check_keys(block, JUDGE_DEFAULTS, field)
+    return {
+        "sensitivity": _principle_map(
+            block.get("sensitivity"), JUDGE_DEFAULTS["sensitivity"], f"{field}.sensitivity"
+        ),
+        "specificity": _principle_map(
+            block.get("specificity"), JUDGE_DEFAULTS["specificity"], f"{field}.specificity"
+        ),
+        "leniency": _probability(block.get("leniency", JUDGE_DEFAULTS["leniency"]), f"{field}.leniency"),
+        "malformed_rate": _probability(
+            block.get("malformed_rate", JUDGE_DEFAULTS["malformed_rate"]), f"{field}.malformed_rate"
+        ),
+    }
+
+
+def _user(block: Any, field: str) -> dict[str, Any]:
+    block = _mapping(block, field)
+    _check_keys(block, USER_DEFAULTS, field)
+    pressure = block.get("pressure", USER_DEFAULTS["pressure"])
+    if not _is_number(pressure) or pressure <= 0:
+        raise SimConfigError(f"{field}.pressure", f"expected a positive number, got {pressure!r}")
+    return {
+        "pressure": float(pressure),
+        "steer_success": _probability(
+            block.get("steer_success", USER_DEFAULTS["steer_success"]), f"{field}.steer_success"
+        ),
+    }
+
+
+def _monitor(block: Any, field: str) -> dict[str, Any]:
+    block = _mapping(block, field)
+    _check_keys(block, MONITOR_DEFAULTS, field)
+    return {
+        "tag_accuracy": _probability(
+            block.get("tag_accuracy", MONITOR_DEFAULTS["tag_accuracy"]), f"{field}.tag_accuracy"
+        ),
+        "reject_rate": _probability(
+            block.get("reject_rate", MONITOR_DEFAULTS["reject_rate"]), f"{field}.reject_rate", below_one=True
+        ),
+    }
+
+
+def _planner(block: Any, field: str) -> dict[str, Any]:
+    block = _mapping(block, field)
+    _check_keys(block, PLANNER_DEFAULTS, field)
+    return {
+        "free_form_skew": _nonnegative(
+            block.get("free_form_skew", PLANNER_DEFAULTS["free_form_skew"]), f"{field}.free_form_skew"
+        )
+    }
+
+
+def _entries(block: Any, field: str, resolve: Any) -> dict[str, dict[str, Any]]:
+    out = {}
+    for name, entry in _mapping(block, field).items():
+        if "/" in name:
+            raise SimConfigError(f"{field}.{name}", "entry names may not contain '/'")
+        out[name] = resolve(entry, f"{field}.{name}")
+    return out
+
+
+def parse_sim_block(block: Mapping[str, Any] | None) -> SimConfig:
+    """Check an experiment's ``sim:`` block and fill in every default.
+
+    Parameters
+    ----------
+    block
+        The ``sim:`` mapping as read from the experiment file, or ``None`` when
+        the file has none (every built-in default, no named entries).
+
+    Returns
+    -------
+    SimConfig
+
+    Raises
+    ------
+    SimConfigError
+        On an unknown key, a value of the wrong type or out of range.
+    """
+    block = _mapping(block, "sim")
+    _check_keys(block, _TOP_KEYS, "sim")
+    seed = block.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise SimConfigError("sim.seed", f"expected a non-negative integer, got {seed!r}")
+    return SimConfig(
+        seed=seed,
+        targets=_entries(block.get("targets"), "sim.targets", _target),
+        judges=_entries(block.get("judges"), "sim.judges", _judge),
+        users=_entries(block.get("users"), "sim.users", _user),
+        monitor=_monitor(block.get("monitor"), "sim.monitor"),
+        planner=_planner(block.get("planner"), "sim.planner"),
+    )

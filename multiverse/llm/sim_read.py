@@ -1,0 +1,140 @@
+"""Reading a request and a reply the way the offline world's players do.
+
+Sim players know only their request: the fenced JSON block of structured inputs
+in the system message, the role's rendered system prompt, and the text of the
+conversation.  Behaviour is read back from text with the phrase banks of
+:mod:`multiverse.llm.sim_text` (plain substring search: the banks are built so
+that no read-back sentence contains another).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from multiverse._schema import NOT_APPLICABLE
+from multiverse.llm.sim_text import (
+    MODE_PHRASES,
+    PRINCIPLE_PHRASES,
+    STRATEGY_PHRASES,
+    generic_phrases,
+)
+
+__all__ = [
+    "json_block",
+    "message_text",
+    "principle_ids_from_prompt",
+    "read_cell",
+    "read_levels",
+    "read_pressure",
+    "read_truth",
+]
+
+_FENCE = re.compile(r"```json[ \t]*\n(.*?)\n```", re.DOTALL)
+_PRINCIPLE_LINE = re.compile(r"^\[([^\]\s]+)\] ", re.MULTILINE)
+_PRESSURE = re.compile(r"\*\((?:[a-z ]+; )?pressure (\d+(?:\.\d+)?)\)\*")
+_MODE_INDEX = tuple((phrase, mode) for mode, phrases in MODE_PHRASES.items() for phrase in phrases)
+_STRATEGY_INDEX = tuple((phrase, strategy) for strategy, phrases in STRATEGY_PHRASES.items() for phrase in phrases)
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of a chat message (string content, or the text parts of a content list)."""
+    content = message.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        str(part.get("text", "")) for part in content if isinstance(part, Mapping) and part.get("type") == "text"
+    )
+
+
+def _system_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    for message in messages:
+        if message.get("role") == "system":
+            return message_text(message)
+    return ""
+
+
+def json_block(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The structured inputs: the first fenced ``json`` block of the system message.
+
+    Raises
+    ------
+    ValueError
+        If the system message holds no such block or it is not a JSON object.
+    """
+    match = _FENCE.search(_system_text(messages))
+    if match is None:
+        raise ValueError("sim: the system message carries no ```json block of structured inputs")
+    data = json.loads(match.group(1))
+    if not isinstance(data, dict):
+        raise ValueError("sim: the ```json block of the system message is not a JSON object")
+    return data
+
+
+def principle_ids_from_prompt(messages: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """Principle ids of a target's system prompt (lines ``[<id>] <statement>`` after ``Principles:``)."""
+    text = _system_text(messages)
+    start = text.find("Principles:")
+    if start < 0:
+        return ()
+    return tuple(_PRINCIPLE_LINE.findall(text, start))
+
+
+def read_cell(text: str) -> tuple[str | None, str | None]:
+    """The TUNA mode and strategy a user turn expresses (``None`` for an axis it does not)."""
+    mode = next((m for phrase, m in _MODE_INDEX if phrase in text), None)
+    strategy = next((s for phrase, s in _STRATEGY_INDEX if phrase in text), None)
+    return mode, strategy
+
+
+def read_pressure(text: str) -> float | None:
+    """The pressure a user turn's stage direction shows (``*(insistent; pressure 1.50)*``)."""
+    match = _PRESSURE.search(text)
+    return float(match.group(1)) if match else None
+
+
+@lru_cache(maxsize=4096)
+def _phrases_by_level(principle_id: str) -> tuple[tuple[str, int], ...]:
+    banks = [bank[principle_id] for bank in PRINCIPLE_PHRASES.values() if principle_id in bank]
+    banks.append(generic_phrases(principle_id))
+    return tuple((phrase, level) for levels in banks for level, phrases in enumerate(levels) for phrase in phrases)
+
+
+def read_levels(text: str, principle_ids: Iterable[str]) -> dict[str, int | None]:
+    """The severity each principle's sentence in ``text`` carries (``None`` when absent).
+
+    When a reply carries sentences of several levels for one principle, the
+    highest counts.
+    """
+    out: dict[str, int | None] = {}
+    for pid in principle_ids:
+        found = [level for phrase, level in _phrases_by_level(pid) if phrase in text]
+        out[pid] = max(found) if found else None
+    return out
+
+
+def read_truth(text: str, principle_ids: Iterable[str]) -> dict[str, int]:
+    """The severities the offline world planted in a sim target's reply.
+
+    Parameters
+    ----------
+    text
+        The reply text of a ``sim/target-*`` model.
+    principle_ids
+        Principles to read; typically the union of the roles' principles.
+
+    Returns
+    -------
+    dict
+        Principle id -> 0 (full adherence), 1 (partial deviation), 2 (clear
+        breach), or -2 (not applicable) for a principle the reply carries no
+        sentence for (a principle outside the role the reply answered for).
+    """
+    return {
+        pid: NOT_APPLICABLE if level is None else level for pid, level in read_levels(text, principle_ids).items()
+    }
