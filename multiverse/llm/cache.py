@@ -1,0 +1,333 @@
+"""The on-disk cache of model responses: SQLite in WAL mode.
+
+Why SQLite in WAL mode rather than files or a hand-made store: every write is one
+atomic transaction, so a process killed at any instant leaves either the whole
+entry or none of it (no torn or corrupt entries, no temp-file bookkeeping);
+readers never block the writer and the writer never blocks readers, so lookups
+stay fast while a run writes; it needs no server and ships with Python; and the
+file is inspectable with any SQLite tool.  ``synchronous=NORMAL`` under WAL
+makes every commit durable against a crash of the process (a SIGKILL loses
+nothing committed); only a power loss can roll back the last commits, and even
+then the database stays consistent.
+
+Writes from async code are group-committed by one writer thread
+(:meth:`Cache.aput`): entries queued while a commit runs go into the next
+transaction, so a busy run commits many entries at once, and ``aput`` returns
+only after the transaction holding its entry has committed.  A run killed with
+SIGKILL therefore loses at most calls it never reported as done.
+
+The cache is never wiped automatically: entries stay until their owner deletes
+the file.  :meth:`Cache.audit` lists what is there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LAYOUT_VERSION = 1
+"""Version of the table layout (``PRAGMA user_version``); the key layout is ``_schema.KEY_SCHEMA_VERSION``."""
+DB_NAME = "calls.sqlite3"
+CACHE_ENV = "MULTIVERSE_CACHE"
+
+_CREATE = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY NOT NULL,
+    model TEXT NOT NULL,
+    text TEXT,
+    tool_calls TEXT NOT NULL,
+    usage TEXT NOT NULL,
+    cost_usd REAL NOT NULL,
+    latency_s REAL NOT NULL,
+    created REAL NOT NULL,
+    versions TEXT NOT NULL
+)
+"""
+_INSERT = "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_SELECT = "SELECT model, text, tool_calls, usage, cost_usd, latency_s, created, versions FROM responses WHERE key = ?"
+_STOP = object()
+
+
+def default_cache_dir() -> Path:
+    """Return the cache directory: ``$MULTIVERSE_CACHE``, else ``.cache/multiverse`` under the working directory."""
+    return Path(os.environ.get(CACHE_ENV) or Path(".cache") / "multiverse")
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One stored response: raw output plus metadata (never the request's credentials).
+
+    Attributes
+    ----------
+    model, text, tool_calls, usage, cost_usd, latency_s
+        As in :class:`~multiverse.llm.Response`.
+    created
+        Unix time the entry was written.
+    versions
+        Library versions that produced it (``multiverse``, ``litellm`` or ``sim``, ``python``).
+    """
+
+    model: str
+    text: str | None
+    tool_calls: tuple[Mapping[str, Any], ...] = ()
+    usage: Mapping[str, int] = field(default_factory=dict)
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    created: float = 0.0
+    versions: Mapping[str, str] = field(default_factory=dict)
+
+    def _row(self, key: str) -> tuple:
+        return (
+            key,
+            self.model,
+            self.text,
+            json.dumps(list(self.tool_calls), sort_keys=True),
+            json.dumps(dict(self.usage), sort_keys=True),
+            float(self.cost_usd),
+            float(self.latency_s),
+            float(self.created or time.time()),
+            json.dumps(dict(self.versions), sort_keys=True),
+        )
+
+
+class CacheLayoutError(RuntimeError):
+    """The cache file was written by an incompatible (newer) layout."""
+
+
+class Cache:
+    """A kill-safe, never-wiped store of model responses keyed by request key.
+
+    Parameters
+    ----------
+    directory
+        Directory holding ``calls.sqlite3`` (created if needed).  ``None`` keeps
+        the entries in memory for the life of this object (tests, notebooks).
+
+    Examples
+    --------
+    >>> cache = Cache(None)
+    >>> cache.put("k", CacheEntry(model="sim/target-a", text="hello"))
+    >>> cache.get("k").text
+    'hello'
+    >>> cache.close()
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        if directory is None:
+            self.path: Path | None = None
+            self._uri = f"file:multiverse-{uuid.uuid4().hex}?mode=memory&cache=shared"
+        else:
+            directory = Path(directory)
+            if directory.exists() and not directory.is_dir():
+                raise NotADirectoryError(f"cache: expected a directory, got the file {directory}")
+            directory.mkdir(parents=True, exist_ok=True)
+            self.path = directory / DB_NAME
+            self._uri = self.path.resolve().as_uri() + "?mode=rwc"
+        self._connections: list[sqlite3.Connection] = []
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._closed = False
+        anchor = self._connect()
+        if self.path is not None:
+            anchor.execute("PRAGMA journal_mode=WAL")
+        version = anchor.execute("PRAGMA user_version").fetchone()[0]
+        if version > LAYOUT_VERSION:
+            raise CacheLayoutError(
+                f"cache {self.path}: layout version {version} is newer than this library's {LAYOUT_VERSION}; "
+                "upgrade multiverse (the cache is left untouched)"
+            )
+        with anchor:
+            anchor.execute(_CREATE)
+            anchor.execute(f"PRAGMA user_version = {LAYOUT_VERSION}")
+        self._local.conn = anchor
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.path.parent) if self.path else None!r})"
+
+    # --- connections --------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self._uri, uri=True, timeout=60.0, check_same_thread=False, isolation_level="DEFERRED")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=60000")
+        with self._lock:
+            self._connections.append(conn)
+        return conn
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._closed:
+            raise RuntimeError(f"{self!r} is closed")
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._connect()
+        return conn
+
+    # --- reads ----------------------------------------------------------------------
+
+    def get(self, key: str) -> CacheEntry | None:
+        """Return the entry stored under ``key``, or ``None``."""
+        row = self._conn().execute(_SELECT, (key,)).fetchone()
+        if row is None:
+            return None
+        model, text, tool_calls, usage, cost, latency, created, versions = row
+        return CacheEntry(
+            model=model,
+            text=text,
+            tool_calls=tuple(json.loads(tool_calls)),
+            usage=json.loads(usage),
+            cost_usd=cost,
+            latency_s=latency,
+            created=created,
+            versions=json.loads(versions),
+        )
+
+    def __contains__(self, key: object) -> bool:
+        return self._conn().execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
+
+    def __len__(self) -> int:
+        return self._conn().execute("SELECT count(*) FROM responses").fetchone()[0]
+
+    # --- writes ---------------------------------------------------------------------
+
+    def put(self, key: str, entry: CacheEntry) -> None:
+        """Store ``entry`` under ``key`` in one transaction; an existing entry is kept."""
+        self.put_many([(key, entry)])
+
+    def put_many(self, items: list[tuple[str, CacheEntry]]) -> None:
+        """Store many entries in one transaction (existing keys are kept)."""
+        conn = self._conn()
+        with conn:
+            conn.executemany(_INSERT, [entry._row(key) for key, entry in items])
+
+    async def aput(self, key: str, entry: CacheEntry) -> None:
+        """Queue ``entry`` for the writer thread; return once it is committed.
+
+        Entries queued while a commit runs share the next transaction.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+
+        def done(error: BaseException | None) -> None:
+            try:
+                loop.call_soon_threadsafe(_settle, future, error)
+            except RuntimeError:  # the loop closed while the write ran; the entry is stored regardless
+                pass
+
+        self._submit(entry._row(key), done)
+        await future
+
+    def _submit(self, row: tuple, done: Callable[[BaseException | None], None]) -> None:
+        if self._closed:
+            raise RuntimeError(f"{self!r} is closed")
+        with self._lock:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_loop, name="multiverse-cache-writer", daemon=True)
+                self._writer.start()
+        self._queue.put((row, done))
+
+    def _write_loop(self) -> None:
+        conn = self._connect()
+        stopping = False
+        while not stopping:
+            item = self._queue.get()
+            if item is _STOP:
+                break
+            batch = [item]
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is _STOP:
+                    stopping = True
+                    break
+                batch.append(item)
+            error: BaseException | None = None
+            try:
+                with conn:
+                    conn.executemany(_INSERT, [row for row, _ in batch])
+            except sqlite3.Error as exc:
+                error = exc
+            for _, done in batch:
+                done(error)
+
+    # --- audit and lifetime -------------------------------------------------------------
+
+    def audit(self) -> dict[str, Any]:
+        """Summarise the cache: entries, entries by model and by library versions, size on disk.
+
+        Returns
+        -------
+        dict
+            ``path``, ``entries``, ``size_bytes`` (database plus write-ahead log),
+            ``by_model`` ``{model: n}``, ``by_version`` ``{"multiverse=... litellm=...": n}``,
+            ``oldest`` and ``newest`` (ISO 8601 UTC, ``None`` when empty).
+        """
+        conn = self._conn()
+        by_model = dict(conn.execute("SELECT model, count(*) FROM responses GROUP BY model ORDER BY model"))
+        by_version: dict[str, int] = {}
+        for versions, n in conn.execute("SELECT versions, count(*) FROM responses GROUP BY versions"):
+            label = " ".join(f"{name}={value}" for name, value in sorted(json.loads(versions).items())) or "unknown"
+            by_version[label] = by_version.get(label, 0) + n
+        oldest, newest = conn.execute("SELECT min(created), max(created) FROM responses").fetchone()
+        size = 0
+        if self.path is not None:
+            for suffix in ("", "-wal", "-shm"):
+                part = Path(f"{self.path}{suffix}")
+                size += part.stat().st_size if part.exists() else 0
+        return {
+            "path": str(self.path) if self.path else None,
+            "entries": sum(by_model.values()),
+            "size_bytes": size,
+            "by_model": by_model,
+            "by_version": dict(sorted(by_version.items())),
+            "oldest": _iso(oldest),
+            "newest": _iso(newest),
+        }
+
+    def close(self) -> None:
+        """Flush queued writes and close every connection (idempotent)."""
+        if self._closed:
+            return
+        writer = self._writer
+        if writer is not None:
+            self._queue.put(_STOP)
+            writer.join()
+        self._closed = True
+        with self._lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)
+
+
+def _iso(timestamp: float | None) -> str | None:
+    if timestamp is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))

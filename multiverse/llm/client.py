@@ -1,0 +1,539 @@
+"""The one call path: cache, offline mode, concurrency, rate limits, retries, spend caps.
+
+Every model call of the library goes through :class:`Client`: real models via
+litellm (:mod:`multiverse.llm.litellm_call`) and ``sim/`` models in-process via
+the offline world, both behind the same cache, semaphore, limits, retries and
+failure handling.
+
+Notebooks
+---------
+In a notebook an event loop is already running, so use ``await
+client.acomplete(request)`` / ``await client.agather(requests)`` directly in a
+cell.  The sync :meth:`Client.complete` and :meth:`Client.gather` also work
+there: they run the coroutine on the client's own background loop and block
+until it finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import logging
+import platform
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Coroutine, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from os import PathLike
+from typing import Any, Protocol, TypeVar
+
+from multiverse.llm.cache import Cache, CacheEntry
+from multiverse.llm.errors import OfflineCacheMiss, RunStopped, SpendCapReached
+from multiverse.llm.keys import request_key
+from multiverse.llm.limits import Limiter, RateLimit
+from multiverse.llm.redact import redact, strip_url_credentials
+from multiverse.llm.request import Request, Response
+from multiverse.llm.retry import MODEL_WIDE_REASONS, Backoff, Failure, classify
+
+log = logging.getLogger("multiverse.llm")
+T = TypeVar("T")
+_CHARS_PER_TOKEN = 4
+
+
+class World(Protocol):
+    """What the client needs from the offline world (:class:`multiverse.llm.sim.SimWorld`)."""
+
+    version: str
+
+    def key_params(self, model: str) -> Mapping[str, Any]: ...
+
+    def latency_s(self, model: str) -> float: ...
+
+    def respond(self, request: Request) -> Any: ...
+
+
+@dataclass(frozen=True)
+class _Reply:
+    text: str | None
+    tool_calls: tuple[Mapping[str, Any], ...]
+    usage: Mapping[str, int]
+    cost_usd: float
+    finish_reason: str | None = "stop"
+
+
+@dataclass
+class _ModelStats:
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    failures: Counter = field(default_factory=Counter)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "retries": self.retries,
+            "failures": dict(sorted(self.failures.items())),
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": round(self.cost_usd, 10),
+        }
+
+
+@dataclass
+class _LoopState:
+    loop: asyncio.AbstractEventLoop
+    semaphore: asyncio.Semaphore
+    inflight: dict[str, asyncio.Future] = field(default_factory=dict)
+
+
+def _estimate_tokens(request: Request) -> float:
+    chars = sum(len(str(m.get("content") or "")) for m in request.messages)
+    budget = request.params.get("max_tokens", request.params.get("max_completion_tokens", 0))
+    try:
+        budget = float(budget or 0)
+    except (TypeError, ValueError):
+        budget = 0.0
+    return chars / _CHARS_PER_TOKEN + budget
+
+
+class Client:
+    """Sends model requests through the cache with bounded concurrency, limits, retries and caps.
+
+    Parameters
+    ----------
+    cache
+        A :class:`Cache`, a cache directory, or ``None`` for an in-memory cache
+        that lives as long as the client.
+    offline
+        Never call a model: a cache miss raises :class:`OfflineCacheMiss`.
+    concurrency
+        Maximum number of requests in flight at once.
+    rate_limits
+        ``{model or fnmatch pattern: RateLimit(rpm=..., tpm=...)}``.
+    max_calls
+        Stop (raise :class:`SpendCapReached`) before sending request number
+        ``max_calls + 1`` (retries count as requests).
+    max_cost_usd
+        Stop before sending a request once this much has been spent.  Calls in
+        flight when the cap is reached still finish, so the spend may exceed the
+        cap by at most ``concurrency`` calls.
+    sim
+        The offline world answering ``sim/`` models (default: the world with
+        every default setting, built on the first ``sim/`` request).
+    timeout_s
+        Timeout of one attempt.
+    max_retries
+        Retries of a transiently failing request (rate limit, timeout, 5xx,
+        dropped connection, malformed or empty reply).  Permanent failures
+        (bad request, authentication, unknown model, content filter) are not
+        retried; authentication and unknown-model failures also fail every later
+        request to the same model and server without a call.
+    progress
+        Show a ``tqdm.auto`` progress bar (terminal or notebook) in :meth:`agather`.
+    backoff_base_s, backoff_max_s
+        First and largest exponential backoff bound; a provider's
+        ``Retry-After`` is honoured on top.
+    rng_seed
+        Seed of the backoff jitter (``None``: unseeded).
+
+    Examples
+    --------
+    >>> client = Client(cache="runs/cache", concurrency=32, max_cost_usd=5.0)  # doctest: +SKIP
+    >>> request = Request("openai/gpt-4o-mini", ({"role": "user", "content": "Hello"},))  # doctest: +SKIP
+    >>> client.complete(request).text  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        *,
+        cache: Cache | str | PathLike[str] | None = None,
+        offline: bool = False,
+        concurrency: int = 16,
+        rate_limits: Mapping[str, RateLimit] | None = None,
+        max_calls: int | None = None,
+        max_cost_usd: float | None = None,
+        sim: World | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 6,
+        progress: bool = False,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+        rng_seed: int | None = None,
+    ) -> None:
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"Client concurrency: expected a positive integer, got {concurrency!r}")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(f"Client max_retries: expected an integer >= 0, got {max_retries!r}")
+        if max_calls is not None and (isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 0):
+            raise ValueError(f"Client max_calls: expected an integer >= 0 or None, got {max_calls!r}")
+        if max_cost_usd is not None and not max_cost_usd >= 0:
+            raise ValueError(f"Client max_cost_usd: expected a number >= 0 or None, got {max_cost_usd!r}")
+        if not timeout_s > 0:
+            raise ValueError(f"Client timeout_s: expected a positive number, got {timeout_s!r}")
+        self._owns_cache = not isinstance(cache, Cache)
+        self.cache = cache if isinstance(cache, Cache) else Cache(cache)
+        self.offline = bool(offline)
+        self.concurrency = concurrency
+        self.max_calls = max_calls
+        self.max_cost_usd = max_cost_usd
+        self.timeout_s = float(timeout_s)
+        self.max_retries = max_retries
+        self.progress = bool(progress)
+        self._sim = sim
+        self._limiter = Limiter(rate_limits)
+        self._backoff = Backoff(base_s=backoff_base_s, max_s=backoff_max_s)
+        self._rng = random.Random(rng_seed)
+        self._models: dict[str, _ModelStats] = {}
+        self._purposes: dict[str, _ModelStats] = {}
+        self._failures: Counter = Counter()
+        self._spent_usd = 0.0
+        self._dead: dict[tuple[str, str | None], Failure] = {}
+        self._logged: set[tuple[str, str]] = set()
+        self._state: _LoopState | None = None
+        self._sync_loop: asyncio.AbstractEventLoop | None = None
+        self._sync_lock = threading.Lock()
+        self._versions: dict[bool, dict[str, str]] = {}
+
+    def __repr__(self) -> str:
+        return f"Client(cache={self.cache!r}, offline={self.offline}, concurrency={self.concurrency})"
+
+    # --- keys and the offline world --------------------------------------------------
+
+    @property
+    def sim(self) -> World:
+        """The offline world answering ``sim/`` models."""
+        if self._sim is None:
+            from multiverse.llm.sim import SimWorld
+
+            self._sim = SimWorld.from_config(None)
+        return self._sim
+
+    def key(self, request: Request) -> str:
+        """Return the cache key of ``request``."""
+        return request_key(request, world=self.sim if request.is_sim else None)
+
+    def is_cached(self, request: Request) -> bool:
+        """Whether the cache already holds the response to ``request`` (no call is made)."""
+        return self.key(request) in self.cache
+
+    def _entry_versions(self, is_sim: bool) -> dict[str, str]:
+        if is_sim not in self._versions:
+            from multiverse import __version__
+
+            versions = {"multiverse": __version__, "python": platform.python_version()}
+            if is_sim:
+                versions["sim"] = str(self.sim.version)
+            else:
+                versions["litellm"] = importlib.metadata.version("litellm")
+            self._versions[is_sim] = versions
+        return self._versions[is_sim]
+
+    # --- the async call path ---------------------------------------------------------
+
+    def _loop_state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        state = self._state
+        if state is None or state.loop is not loop:
+            state = self._state = _LoopState(loop, asyncio.Semaphore(self.concurrency))
+        return state
+
+    async def acomplete(self, request: Request) -> Response:
+        """Return the response to ``request``, from the cache or from one call (with retries).
+
+        Identical requests in flight at the same time share one call.
+
+        Raises
+        ------
+        OfflineCacheMiss
+            Offline mode and the cache holds no response.
+        SpendCapReached
+            A spend cap stops the run before this request was sent.
+        """
+        state = self._loop_state()
+        key = self.key(request)
+        shared = state.inflight.get(key)
+        if shared is not None:
+            response = await asyncio.shield(shared)
+            if response.ok:
+                self._count_hit(request)
+                return replace(response, cached=True)
+            return response
+        task = asyncio.ensure_future(self._fetch(request, key, state))
+        state.inflight[key] = task
+        try:
+            return await task
+        finally:
+            if state.inflight.get(key) is task:
+                del state.inflight[key]
+
+    async def agather(self, requests: Iterable[Request]) -> list[Response]:
+        """Return the responses to ``requests`` in order, sending them concurrently.
+
+        Raises
+        ------
+        RunStopped
+            After every started request has finished (and been cached), if a
+            spend cap or an offline miss stopped the run; its ``responses``
+            holds the finished responses (``None`` for the others).
+        """
+        requests = list(requests)
+        tasks = [asyncio.ensure_future(self.acomplete(r)) for r in requests]
+        bar = self._progress_bar(len(tasks))
+        if bar is not None:
+            for task in tasks:
+                task.add_done_callback(lambda _task: bar.update(1))
+        try:
+            results = await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            if bar is not None:
+                bar.close()
+        errors = [r for r in results if isinstance(r, BaseException)]
+        unexpected = [e for e in errors if not isinstance(e, RunStopped)]
+        if unexpected:
+            raise unexpected[0]
+        if errors:
+            stop = errors[0]
+            stop.responses = [r if isinstance(r, Response) else None for r in results]
+            raise stop
+        return results
+
+    def _progress_bar(self, total: int) -> Any:
+        if not self.progress or total == 0:
+            return None
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, desc="model calls", unit="req", dynamic_ncols=True)
+
+    async def _fetch(self, request: Request, key: str, state: _LoopState) -> Response:
+        entry = self.cache.get(key)
+        if entry is not None:
+            self._count_hit(request)
+            return Response(
+                text=entry.text,
+                tool_calls=entry.tool_calls,
+                usage=entry.usage,
+                cost_usd=entry.cost_usd,
+                latency_s=entry.latency_s,
+                cached=True,
+                key=key,
+                model=request.model,
+            )
+        if self.offline:
+            raise OfflineCacheMiss(
+                redact(
+                    f"offline mode: no cached response for model {request.model!r}"
+                    f"{f' ({request.purpose})' if request.purpose else ''}, key {key[:16]}; "
+                    f"run once online to fill {self.cache!r}, or point cache= at the cache that holds it"
+                )
+            )
+        response = await self._call(request, key, state)
+        if response.ok:
+            await self.cache.aput(
+                key,
+                CacheEntry(
+                    model=request.model,
+                    text=response.text,
+                    tool_calls=response.tool_calls,
+                    usage=response.usage,
+                    cost_usd=response.cost_usd,
+                    latency_s=response.latency_s,
+                    created=time.time(),
+                    versions=self._entry_versions(request.is_sim),
+                ),
+            )
+        return response
+
+    async def _call(self, request: Request, key: str, state: _LoopState) -> Response:
+        target = (request.model, strip_url_credentials(request.api_base))
+        failure = self._dead.get(target)
+        latency = 0.0
+        if failure is None:
+            estimate = _estimate_tokens(request)
+            for attempt in range(self.max_retries + 1):
+                async with state.semaphore:
+                    self._check_caps()
+                    await self._limiter.acquire(request.model, estimate)
+                    self._check_caps()
+                    self._count_call(request)
+                    started = time.monotonic()
+                    outcome = await self._attempt(request)
+                    latency = time.monotonic() - started
+                if isinstance(outcome, _Reply):
+                    return self._succeeded(request, key, outcome, estimate, latency)
+                failure = outcome
+                if failure.reason == "rate_limited" and failure.retry_after_s:
+                    self._limiter.pause(request.model, failure.retry_after_s)
+                if not failure.transient or attempt == self.max_retries:
+                    break
+                self._stats(request).retries += 1
+                await asyncio.sleep(self._backoff.delay_s(attempt, failure.retry_after_s, rng=self._rng))
+            if failure.reason in MODEL_WIDE_REASONS:
+                self._dead[target] = failure
+        return self._failed(request, key, failure, latency)
+
+    async def _attempt(self, request: Request) -> _Reply | Failure:
+        try:
+            reply = await asyncio.wait_for(self._send(request), timeout=self.timeout_s * 1.5 + 1.0)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001  classify() re-raises anything not from a provider
+            return classify(exc)
+        if isinstance(reply, Failure):
+            return reply
+        if not reply.text and not reply.tool_calls:
+            if reply.finish_reason == "content_filter":
+                return Failure("content_filter", f"{request.model}: the provider's content filter blocked the reply")
+            return Failure("empty_response", f"{request.model}: the reply has neither text nor tool calls")
+        return reply
+
+    async def _send(self, request: Request) -> _Reply | Failure:
+        if request.is_sim:
+            return await self._send_sim(request)
+        from multiverse.llm.litellm_call import acall
+
+        reply = await acall(request, timeout_s=self.timeout_s)
+        return _Reply(reply.text, reply.tool_calls, reply.usage, reply.cost_usd, reply.finish_reason)
+
+    async def _send_sim(self, request: Request) -> _Reply | Failure:
+        world = self.sim
+        latency = float(world.latency_s(request.model))
+        if latency > 0:
+            await asyncio.sleep(latency)
+        reply = world.respond(request)
+        if reply.transient_failure:
+            return Failure("server_error", f"{request.model}: transient failure of the offline world")
+        prompt = sum(len(str(m.get("content") or "")) for m in request.messages) // _CHARS_PER_TOKEN
+        completion = len(reply.text or "") // _CHARS_PER_TOKEN
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        return _Reply(reply.text, tuple(reply.tool_calls), usage, 0.0)
+
+    # --- bookkeeping ---------------------------------------------------------------------
+
+    def _stats(self, request: Request) -> _ModelStats:
+        stats = self._models.get(request.model)
+        if stats is None:
+            stats = self._models[request.model] = _ModelStats()
+        return stats
+
+    def _count_hit(self, request: Request) -> None:
+        self._stats(request).cache_hits += 1
+        self._purposes.setdefault(request.purpose, _ModelStats()).cache_hits += 1
+
+    def _count_call(self, request: Request) -> None:
+        self._stats(request).calls += 1
+        self._purposes.setdefault(request.purpose, _ModelStats()).calls += 1
+
+    def _check_caps(self) -> None:
+        calls = sum(s.calls for s in self._models.values())
+        if self.max_calls is not None and calls >= self.max_calls:
+            raise SpendCapReached(
+                f"spend cap reached: max_calls={self.max_calls} requests sent; "
+                "everything finished is cached, rerun with a higher cap to resume"
+            )
+        if self.max_cost_usd is not None and self._spent_usd >= self.max_cost_usd:
+            raise SpendCapReached(
+                f"spend cap reached: ${self._spent_usd:.4f} spent, max_cost_usd={self.max_cost_usd}; "
+                "everything finished is cached, rerun with a higher cap to resume"
+            )
+
+    def _succeeded(self, request: Request, key: str, reply: _Reply, estimate: float, latency: float) -> Response:
+        stats = self._stats(request)
+        prompt = int(reply.usage.get("prompt_tokens", 0) or 0)
+        completion = int(reply.usage.get("completion_tokens", 0) or 0)
+        stats.prompt_tokens += prompt
+        stats.completion_tokens += completion
+        stats.cost_usd += reply.cost_usd
+        self._spent_usd += reply.cost_usd
+        self._limiter.settle(request.model, estimate, prompt + completion)
+        return Response(
+            text=reply.text if reply.text is not None else "",
+            tool_calls=reply.tool_calls,
+            usage=dict(reply.usage),
+            cost_usd=reply.cost_usd,
+            latency_s=latency,
+            cached=False,
+            key=key,
+            model=request.model,
+        )
+
+    def _failed(self, request: Request, key: str, failure: Failure, latency: float) -> Response:
+        self._stats(request).failures[failure.reason] += 1
+        self._failures[failure.reason] += 1
+        message = redact(f"{request.model}: {failure.reason}: {failure.message}")
+        level = logging.WARNING if (request.model, failure.reason) not in self._logged else logging.DEBUG
+        self._logged.add((request.model, failure.reason))
+        log.log(level, "model call failed: %s", message)
+        return Response(
+            text=None, error=failure.reason, error_message=message, latency_s=latency, key=key, model=request.model
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """Return what this client did so far.
+
+        Returns
+        -------
+        dict
+            ``calls`` (requests sent, retries included), ``cache_hits``,
+            ``retries``, ``failures`` ``{reason: n}`` (requests that finally
+            failed), ``cost_usd`` (spent by this client), ``models``
+            ``{model: {calls, cache_hits, retries, failures, prompt_tokens,
+            completion_tokens, cost_usd}}`` and ``purposes`` ``{purpose: {calls,
+            cache_hits}}``.
+        """
+        models = {model: stats.as_dict() for model, stats in sorted(self._models.items())}
+        return {
+            "calls": sum(s["calls"] for s in models.values()),
+            "cache_hits": sum(s["cache_hits"] for s in models.values()),
+            "retries": sum(s["retries"] for s in models.values()),
+            "failures": dict(sorted(self._failures.items())),
+            "cost_usd": round(self._spent_usd, 10),
+            "models": models,
+            "purposes": {
+                purpose or "unlabelled": {"calls": stats.calls, "cache_hits": stats.cache_hits}
+                for purpose, stats in sorted(self._purposes.items())
+            },
+        }
+
+    # --- sync wrappers and lifetime ---------------------------------------------------------
+
+    def complete(self, request: Request) -> Response:
+        """Blocking :meth:`acomplete` (safe in scripts and in notebooks with a running loop)."""
+        return self._run(self.acomplete(request))
+
+    def gather(self, requests: Iterable[Request]) -> list[Response]:
+        """Blocking :meth:`agather`."""
+        return self._run(self.agather(requests))
+
+    def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        with self._sync_lock:
+            if self._sync_loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="multiverse-llm-loop", daemon=True).start()
+                self._sync_loop = loop
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._sync_loop)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            future.cancel()
+            raise
+
+    def close(self) -> None:
+        """Stop the background loop and close the cache if this client opened it."""
+        with self._sync_lock:
+            loop, self._sync_loop = self._sync_loop, None
+        if loop is not None:
+            loop.call_soon_threadsafe(loop.stop)
+        if self._owns_cache:
+            self.cache.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

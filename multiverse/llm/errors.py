@@ -1,0 +1,39 @@
+"""Exceptions that stop a run of model calls cleanly.
+
+Both are raised *before* a request is sent, so every call that completed is
+already in the cache and a rerun resumes where the stopped run left off.
+"""
+
+from __future__ import annotations
+
+
+class RunStopped(RuntimeError):
+    """A run stopped on purpose (spend cap, offline miss); rerunning resumes it.
+
+    Attributes
+    ----------
+    reason
+        The failure reason from :data:`multiverse._schema.FAILURE_REASONS`
+        (``"spend_cap"`` or ``"offline_miss"``).
+    responses
+        Set by :meth:`Client.agather`: the responses finished before the stop,
+        in request order, ``None`` where a request did not finish.
+    """
+
+    reason = ""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.responses: list | None = None
+
+
+class SpendCapReached(RunStopped):
+    """``max_calls`` or ``max_cost_usd`` is reached; no further request is sent."""
+
+    reason = "spend_cap"
+
+
+class OfflineCacheMiss(RunStopped):
+    """Offline mode found no cached response for a request."""
+
+    reason = "offline_miss"

@@ -1,0 +1,129 @@
+"""The one place a real (non-``sim/``) model is called: litellm, imported lazily.
+
+:func:`load_litellm` imports litellm on first use, after forcing its bundled
+cost map (``LITELLM_LOCAL_MODEL_COST_MAP``: no network fetch) and its offline
+mode for self-initiated downloads, and switches off its telemetry, logging
+callbacks and debug output, so a call sends nothing anywhere but the model
+endpoint.  litellm's and the OpenAI client's own retries are disabled: the
+client in :mod:`multiverse.llm.client` retries, counts and limits calls itself.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from multiverse.llm.redact import install_log_filter
+from multiverse.llm.request import Request, plain
+
+_LOCK = threading.Lock()
+_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "openai")
+
+
+def load_litellm() -> ModuleType:
+    """Import and quiet litellm (idempotent).
+
+    Returns
+    -------
+    module
+        The configured ``litellm`` module.
+    """
+    with _LOCK:
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+        os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+        os.environ.setdefault("LITELLM_TELEMETRY", "False")
+        import litellm
+
+        litellm.telemetry = False
+        litellm.suppress_debug_info = True
+        litellm.turn_off_message_logging = True
+        litellm.disable_hf_tokenizer_download = True
+        litellm.set_verbose = False
+        for name in ("callbacks", "success_callback", "failure_callback", "input_callback", "service_callback"):
+            setattr(litellm, name, [])
+        for name in ("_async_success_callback", "_async_failure_callback", "_async_input_callback"):
+            if hasattr(litellm, name):
+                setattr(litellm, name, [])
+        install_log_filter(*_LITELLM_LOGGERS)
+        return litellm
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A provider's answer, normalised."""
+
+    text: str | None
+    tool_calls: tuple[Mapping[str, Any], ...]
+    usage: Mapping[str, int]
+    cost_usd: float
+    finish_reason: str | None
+
+
+def call_kwargs(request: Request, *, timeout_s: float) -> dict[str, Any]:
+    """Return the keyword arguments of ``litellm.acompletion`` for ``request``."""
+    kwargs: dict[str, Any] = {
+        "model": request.model,
+        "messages": plain(request.messages),
+        "timeout": timeout_s,
+        "max_retries": 0,
+        "num_retries": 0,
+    }
+    kwargs.update(plain(request.params))
+    if request.api_base is not None:
+        kwargs["api_base"] = request.api_base
+    if request.tools is not None:
+        kwargs["tools"] = plain(request.tools)
+    if request.response_format is not None:
+        kwargs["response_format"] = plain(request.response_format)
+    if request.seed is not None:
+        kwargs["seed"] = request.seed
+    return kwargs
+
+
+def _tool_call(call: Any) -> dict[str, Any]:
+    function = getattr(call, "function", None)
+    return {
+        "id": getattr(call, "id", None),
+        "type": getattr(call, "type", None) or "function",
+        "function": {"name": getattr(function, "name", None), "arguments": getattr(function, "arguments", None)},
+    }
+
+
+def _cost(litellm: ModuleType, response: Any) -> float:
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost")
+    if cost is None:
+        try:
+            cost = litellm.completion_cost(completion_response=response)
+        except Exception:  # noqa: BLE001  unknown models have no price: cost 0, as documented
+            cost = 0.0
+    return float(cost or 0.0)
+
+
+async def acall(request: Request, *, timeout_s: float) -> Reply:
+    """Send ``request`` through ``litellm.acompletion`` once (no retries).
+
+    Raises
+    ------
+    Exception
+        Whatever litellm raises; :func:`multiverse.llm.retry.classify` maps it.
+    """
+    litellm = load_litellm()
+    response = await litellm.acompletion(**call_kwargs(request, timeout_s=timeout_s))
+    choice = response.choices[0]
+    message = choice.message
+    usage_obj = getattr(response, "usage", None)
+    usage = {
+        name: int(getattr(usage_obj, name, 0) or 0) for name in ("prompt_tokens", "completion_tokens", "total_tokens")
+    }
+    return Reply(
+        text=getattr(message, "content", None),
+        tool_calls=tuple(_tool_call(c) for c in (getattr(message, "tool_calls", None) or ())),
+        usage=usage,
+        cost_usd=_cost(litellm, response),
+        finish_reason=getattr(choice, "finish_reason", None),
+    )

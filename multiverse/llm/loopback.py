@@ -1,0 +1,290 @@
+"""A loopback OpenAI-compatible chat server with injectable faults, for tests and benchmarks.
+
+It serves ``POST /v1/chat/completions`` (plain and ``stream=true``) on
+127.0.0.1 at a free port from a background thread, so the real HTTP path
+through litellm runs with no network and no key::
+
+    with LoopbackServer(latency_s=0.05, fault_rate=0.2) as server:
+        Request("openai/loop", messages, api_base=server.url, params={"api_key": "dummy"})
+
+Replies are deterministic: a function of the request body.  Faults are drawn
+per request body and attempt (seeded), or forced by a marker ``[[fault:KIND]]``
+in the last message's content (that request then fails on every attempt):
+
+``rate_limit``  429 with ``Retry-After``;  ``server_error``  500;
+``timeout``  no answer for ``hang_s``;  ``malformed``  200 with invalid JSON;
+``truncated``  the body (or stream) cut off mid-way;  ``empty``  200 with empty content;
+``auth``  401;  ``bad_request``  400;  ``not_found``  404 (unknown model).
+
+The server counts requests per body digest (:attr:`LoopbackServer.requests`)
+and fully answered ones (:attr:`LoopbackServer.answered`).  Written on the
+standard library's ``ThreadingHTTPServer`` so it needs nothing beyond Python.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+TRANSIENT_FAULTS: tuple[str, ...] = ("rate_limit", "server_error", "timeout", "malformed", "truncated", "empty")
+PERMANENT_FAULTS: tuple[str, ...] = ("auth", "bad_request", "not_found")
+FAULTS = TRANSIENT_FAULTS + PERMANENT_FAULTS
+_MARKER = re.compile(r"\[\[fault:([a-z_]+)\]\]")
+_ERRORS = {
+    "rate_limit": (429, "rate_limit_exceeded", "Rate limit reached, retry later."),
+    "server_error": (500, "server_error", "The server had an error while processing the request."),
+    "auth": (401, "invalid_api_key", "Incorrect API key provided."),
+    "bad_request": (400, "invalid_request_error", "Invalid value for 'messages'."),
+    "not_found": (404, "model_not_found", "The model does not exist."),
+}
+
+
+def body_digest(body: Mapping[str, Any]) -> str:
+    """Digest of a request body without its ``stream`` flag: what the server counts by."""
+    content = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def reply_text(body: Mapping[str, Any]) -> str:
+    """The deterministic reply to ``body``."""
+    messages = body.get("messages") or [{}]
+    last = str(messages[-1].get("content") or "")
+    return f"reply {body_digest(body)} to: {last[:60]}"
+
+
+class LoopbackServer:
+    """A context-managed OpenAI-compatible server on 127.0.0.1.
+
+    Parameters
+    ----------
+    latency_s
+        Delay before every answer.
+    fault_rate
+        Probability that an attempt fails with one of ``fault_kinds``.
+    fault_kinds
+        Kinds drawn when a fault strikes (default: the transient ones).
+    seed
+        Seed of the fault draws (the same body and attempt always draw the same).
+    retry_after_s
+        ``Retry-After`` sent with 429 (seconds; fractional values allowed).
+    hang_s
+        How long a ``timeout`` fault withholds its answer.
+    """
+
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        fault_rate: float = 0.0,
+        fault_kinds: Sequence[str] = TRANSIENT_FAULTS,
+        seed: int = 0,
+        retry_after_s: float = 0.01,
+        hang_s: float = 5.0,
+    ) -> None:
+        unknown = sorted(set(fault_kinds) - set(FAULTS))
+        if unknown:
+            raise ValueError(f"LoopbackServer fault_kinds: unknown {', '.join(unknown)}; expected some of {', '.join(FAULTS)}")
+        if not 0.0 <= fault_rate <= 1.0:
+            raise ValueError(f"LoopbackServer fault_rate: expected a probability, got {fault_rate!r}")
+        self.latency_s = latency_s
+        self.fault_rate = fault_rate
+        self.fault_kinds = tuple(fault_kinds)
+        self.seed = seed
+        self.retry_after_s = retry_after_s
+        self.hang_s = hang_s
+        self.requests: Counter[str] = Counter()
+        self.answered: Counter[str] = Counter()
+        self.faults: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on."""
+        if self._server is None:
+            raise RuntimeError("LoopbackServer is not running; use it as a context manager")
+        return self._server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        """The ``api_base`` to give litellm: ``http://127.0.0.1:<port>/v1``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def fault_for(self, body: Mapping[str, Any], attempt: int) -> str | None:
+        """The fault the ``attempt``-th (0-based) request with ``body`` meets, or ``None``."""
+        messages = body.get("messages") or [{}]
+        marker = _MARKER.search(str(messages[-1].get("content") or ""))
+        if marker:
+            return marker.group(1)
+        if self.fault_rate <= 0:
+            return None
+        rng = random.Random(f"{self.seed}:{body_digest(body)}:{attempt}")
+        if rng.random() < self.fault_rate:
+            return rng.choice(self.fault_kinds)
+        return None
+
+    def start(self) -> LoopbackServer:
+        """Start serving in a background thread."""
+        handler = type("_BoundHandler", (_Handler,), {"owner": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._server.block_on_close = False
+        self._thread = threading.Thread(target=self._server.serve_forever, name="loopback-llm", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> LoopbackServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _admit(self, body: Mapping[str, Any]) -> tuple[str, str | None]:
+        digest = body_digest(body)
+        with self._lock:
+            attempt = self.requests[digest]
+            self.requests[digest] += 1
+        fault = self.fault_for(body, attempt)
+        if fault is not None:
+            with self._lock:
+                self.faults[fault] += 1
+        return digest, fault
+
+    def _answered(self, digest: str) -> None:
+        with self._lock:
+            self.answered[digest] += 1
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: LoopbackServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  silence per-request logging
+        return
+
+    def _send_json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path.rstrip("/").endswith("/models"):
+            self._send_json(200, {"object": "list", "data": [{"id": "loop", "object": "model"}]})
+        else:
+            self._send_json(404, {"error": {"message": "not found", "type": "not_found"}})
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self._send_json(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
+            return
+        owner = self.owner
+        digest, fault = owner._admit(body)
+        try:
+            if owner.latency_s > 0:
+                time.sleep(owner.latency_s)
+            self._answer(body, digest, fault)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _answer(self, body: Mapping[str, Any], digest: str, fault: str | None) -> None:
+        owner = self.owner
+        if fault in _ERRORS:
+            status, code, message = _ERRORS[fault]
+            headers = {"Retry-After": f"{owner.retry_after_s:g}"} if fault == "rate_limit" else None
+            self._send_json(status, {"error": {"message": message, "type": code, "code": code}}, headers)
+            return
+        if fault == "timeout":
+            time.sleep(owner.hang_s)
+            self.close_connection = True
+            return
+        if fault == "malformed":
+            self._send_json(200, b'{"id": "chatcmpl-x", "choices": [{"message": {"content": "unterminated')
+            return
+        text = "" if fault == "empty" else reply_text(body)
+        if body.get("stream"):
+            self._stream(body, digest, text, truncated=fault == "truncated")
+            return
+        payload = json.dumps(_completion(body, digest, text)).encode()
+        if fault == "truncated":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload[: len(payload) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self._send_json(200, payload)
+        owner._answered(digest)
+
+    def _stream(self, body: Mapping[str, Any], digest: str, text: str, *, truncated: bool) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        words = text.split(" ")
+        pieces = [" ".join(words[: len(words) // 2]) + " ", " ".join(words[len(words) // 2 :])] if text else [""]
+        for i, piece in enumerate(pieces):
+            chunk = {
+                "id": f"chatcmpl-{digest}",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": body.get("model", "loop"),
+                "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}],
+            }
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.flush()
+            if truncated and i == 0:
+                return
+        final = {
+            "id": f"chatcmpl-{digest}",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": body.get("model", "loop"),
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        }
+        self.wfile.write(f"data: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode())
+        self.wfile.flush()
+        self.owner._answered(digest)
+
+
+def _completion(body: Mapping[str, Any], digest: str, text: str) -> dict[str, Any]:
+    prompt = sum(len(str(m.get("content") or "")) for m in body.get("messages") or []) // 4
+    completion = len(text) // 4
+    return {
+        "id": f"chatcmpl-{digest}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", "loop"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+    }

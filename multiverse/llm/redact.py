@@ -1,0 +1,129 @@
+"""Keep secrets out of every message, log line and stored value.
+
+API keys, bearer tokens, authorisation headers and credentials inside URLs must
+never reach the cache, a summary, a log or an exception text.  :func:`redact`
+is applied to every message this package raises or logs, and to the records of
+litellm's own loggers (:func:`install_log_filter`).
+
+It removes, in order: the values of environment variables whose names mark
+them as secrets (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``,
+``*CREDENTIAL*``), values registered with :func:`register_secret` (credential
+parameters and URL passwords of the requests seen), ``user:password@`` in URLs,
+``Bearer`` tokens, authorisation-like headers, secret-named query parameters
+and provider key shapes (``sk-...``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+MASK = "[REDACTED]"
+_MIN_SECRET_LENGTH = 6
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+_SECRET_QUERY_NAME = re.compile(r"key|token|secret|sig|signature|password|credential|auth", re.IGNORECASE)
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?<=://)[^\s/@]+@"), MASK + "@"),
+    (re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{4,}"), r"\1\2" + MASK),
+    (
+        re.compile(r"(?i)((?:authorization|x-api-key|api-key|api_key|x-goog-api-key)['\"]?\s*[:=]\s*['\"]?)[^'\"\s,}&]+"),
+        r"\1" + MASK,
+    ),
+    (
+        re.compile(r"(?i)([?&](?:[a-z_-]*(?:key|token|secret|sig|signature|password|credential))=)[^&\s#'\"]+"),
+        r"\1" + MASK,
+    ),
+    (re.compile(r"\b(?:sk|pk|rk|sess)-[A-Za-z0-9_-]{12,}"), MASK),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{20,}"), MASK),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),
+)
+_registered: set[str] = set()
+
+
+def register_secret(value: object) -> None:
+    """Remember ``value`` so :func:`redact` masks it wherever it appears."""
+    if isinstance(value, str) and len(value) >= _MIN_SECRET_LENGTH:
+        _registered.add(value)
+
+
+def _secret_values() -> list[str]:
+    values = {v for name, v in os.environ.items() if _SECRET_NAME.search(name) and len(v) >= _MIN_SECRET_LENGTH}
+    values |= _registered
+    return sorted(values, key=len, reverse=True)
+
+
+def redact(text: object) -> str:
+    """Return ``str(text)`` with every secret it holds replaced by ``[REDACTED]``.
+
+    Examples
+    --------
+    >>> redact("GET https://user:hunter22@example.org/v1 with Bearer abcdefgh")
+    'GET https://[REDACTED]@example.org/v1 with Bearer [REDACTED]'
+    """
+    out = str(text)
+    for value in _secret_values():
+        if value in out:
+            out = out.replace(value, MASK)
+    for pattern, replacement in _PATTERNS:
+        out = pattern.sub(replacement, out)
+    return out
+
+
+def strip_url_credentials(url: str | None) -> str | None:
+    """Return ``url`` without ``user:password@`` and without secret query parameters.
+
+    The removed password and secret parameter values are registered with
+    :func:`register_secret`, so they are also masked if they surface in a
+    provider's error message.
+
+    Examples
+    --------
+    >>> strip_url_credentials("http://me:pw-123456@10.0.0.2:8000/v1/?api-version=2&key=abcdef")
+    'http://10.0.0.2:8000/v1?api-version=2'
+    """
+    if url is None:
+        return None
+    parts = urlsplit(url.strip())
+    host = parts.hostname or ""
+    if parts.username is not None:
+        register_secret(unquote(parts.username))
+        register_secret(unquote(parts.password or ""))
+    netloc = host if ":" not in host else f"[{host}]"
+    if parts.port is not None:
+        netloc = f"{netloc}:{parts.port}"
+    query = []
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if _SECRET_QUERY_NAME.search(name):
+            register_secret(value)
+        else:
+            query.append((name, value))
+    path = parts.path.rstrip("/")
+    return urlunsplit((parts.scheme.lower(), netloc.lower(), path, urlencode(query), ""))
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts each record's formatted message in place."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message)
+        if cleaned != message or record.args:
+            record.msg, record.args = cleaned, ()
+        if record.exc_info and record.exc_info[1] is not None:
+            record.msg = f"{record.msg}: {redact(record.exc_info[1])}"
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+_FILTER = RedactingFilter()
+
+
+def install_log_filter(*logger_names: str) -> None:
+    """Attach the redacting filter to the named loggers and their handlers (idempotent)."""
+    for name in logger_names:
+        logger = logging.getLogger(name)
+        for target in [logger, *logger.handlers]:
+            if _FILTER not in target.filters:
+                target.addFilter(_FILTER)

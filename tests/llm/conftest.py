@@ -1,0 +1,19 @@
+"""Fixtures of the model-layer tests."""
+
+from __future__ import annotations
+
+import pytest
+from llm_fakes import FakeWorld
+
+from multiverse.llm.loopback import LoopbackServer
+
+
+@pytest.fixture
+def world() -> FakeWorld:
+    return FakeWorld()
+
+
+@pytest.fixture
+def server():
+    with LoopbackServer() as running:
+        yield running

@@ -1,0 +1,92 @@
+"""The SQLite cache: round trips, first write wins, persistence, group commit, audit."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+
+import pytest
+
+from multiverse.llm import Cache, CacheEntry
+from multiverse.llm.cache import DB_NAME, LAYOUT_VERSION, CacheLayoutError
+
+
+def entry(text="hello", model="sim/target-a", **kw) -> CacheEntry:
+    return CacheEntry(model=model, text=text, versions={"multiverse": "0.1.0", "sim": "1"}, **kw)
+
+
+def test_entry_round_trips_with_tool_calls_usage_and_cost(tmp_path):
+    calls = ({"id": "c1", "type": "function", "function": {"name": "refund", "arguments": "{}"}},)
+    with Cache(tmp_path) as cache:
+        cache.put("k", entry(tool_calls=calls, usage={"prompt_tokens": 3}, cost_usd=0.25, latency_s=1.5))
+        got = cache.get("k")
+    assert (got.text, got.tool_calls, dict(got.usage), got.cost_usd, got.latency_s) == (
+        "hello",
+        calls,
+        {"prompt_tokens": 3},
+        0.25,
+        1.5,
+    )
+    assert got.created > 0 and got.versions["sim"] == "1"
+
+
+def test_first_write_wins_and_missing_keys_are_none(tmp_path):
+    with Cache(tmp_path) as cache:
+        cache.put("k", entry("first"))
+        cache.put("k", entry("second"))
+        assert cache.get("k").text == "first"
+        assert cache.get("other") is None and "other" not in cache and "k" in cache and len(cache) == 1
+
+
+def test_entries_persist_across_reopening_in_wal_mode(tmp_path):
+    with Cache(tmp_path) as cache:
+        cache.put("k", entry())
+    with Cache(tmp_path) as cache:
+        assert cache.get("k").text == "hello"
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+
+
+def test_concurrent_async_writes_are_group_committed_and_all_durable(tmp_path):
+    async def write_all(cache):
+        await asyncio.gather(*(cache.aput(f"k{i}", entry(str(i))) for i in range(500)))
+
+    with Cache(tmp_path) as cache:
+        asyncio.run(write_all(cache))
+        assert len(cache) == 500
+    with Cache(tmp_path) as reopened:
+        assert reopened.get("k499").text == "499"
+
+
+def test_memory_cache_is_private_to_its_object():
+    a, b = Cache(None), Cache(None)
+    a.put("k", entry())
+    assert "k" in a and "k" not in b
+    a.close(), b.close()
+
+
+def test_audit_counts_entries_by_model_and_version(tmp_path):
+    with Cache(tmp_path) as cache:
+        cache.put_many([("a", entry(model="sim/target-a")), ("b", entry(model="sim/target-a")), ("c", entry(model="sim/judge-x"))])
+        report = cache.audit()
+    assert report["entries"] == 3
+    assert report["by_model"] == {"sim/judge-x": 1, "sim/target-a": 2}
+    assert report["by_version"] == {"multiverse=0.1.0 sim=1": 3}
+    assert report["size_bytes"] > 0 and report["oldest"] <= report["newest"]
+
+
+def test_a_newer_layout_is_refused_and_left_untouched(tmp_path):
+    Cache(tmp_path).close()
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    conn.execute(f"PRAGMA user_version = {LAYOUT_VERSION + 1}")
+    conn.close()
+    with pytest.raises(CacheLayoutError, match="newer"):
+        Cache(tmp_path)
+
+
+def test_a_file_where_the_directory_should_be_is_an_error(tmp_path):
+    path = tmp_path / "not-a-dir"
+    path.write_text("x")
+    with pytest.raises(NotADirectoryError, match="expected a directory"):
+        Cache(path)
