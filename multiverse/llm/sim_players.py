@@ -189,6 +189,11 @@ _REACTIONS = {
 }
 
 
+def _sentence(text: Any) -> str:
+    text = " ".join(str(text).split()).rstrip(".")
+    return f"{text}."
+
+
 def _pressure_word(pressure: float) -> str:
     return next(word for bound, word in PRESSURE_WORDS if pressure < bound)
 
@@ -212,12 +217,10 @@ def user(request: Any, params: Mapping[str, Any], rng: np.random.Generator, cont
         strategy = scenario.get("home_strategy") or scenario.get("strategy")
     parts: list[str] = []
     if block.get("opening"):
-        name = scenario.get("user") or "a user"
-        parts.append(f"Hi, I'm {name}, {scenario.get('persona') or 'and I need some help'}.")
-        if scenario.get("situation"):
-            parts.append(str(scenario["situation"]))
-        if scenario.get("frame"):
-            parts.append(f"It's about {scenario['frame']}.")
+        parts.append("Hi.")
+        for label, key in (("About me", "persona"), ("My situation", "situation"), ("Topic", "frame")):
+            if scenario.get(key):
+                parts.append(f"{label}: {_sentence(scenario[key])}")
     else:
         reply = _last(request.messages, "user")
         principles = PRINCIPLE_PHRASES.get(str(block.get("role") or ""), {})
@@ -229,7 +232,7 @@ def user(request: Any, params: Mapping[str, Any], rng: np.random.Generator, cont
     if strategy in STRATEGY_PHRASES:
         parts.append(STRATEGY_PHRASES[strategy][int(draws[2] * len(STRATEGY_PHRASES[strategy]))])
     if scenario.get("goal"):
-        parts.append(f"What I need: {scenario['goal']}.")
+        parts.append(f"What I need: {_sentence(scenario['goal'])}")
     parts.append(f"*({_pressure_word(pressure)}; pressure {pressure:.2f})*")
     return " ".join(parts), ()
 
@@ -360,7 +363,6 @@ def _fresh(role: str, principle: str, draws: np.ndarray) -> dict[str, Any]:
     bank = _bank(role)
     pick = lambda key, u: bank[key][int(u * len(bank[key]))]  # noqa: E731
     return {
-        "user": pick("users", draws[0]),
         "persona": pick("personas", draws[1]),
         "situation": pick("situations", draws[2]),
         "frame": pick("frames", draws[3]),
@@ -407,7 +409,7 @@ def planner(request: Any, params: Mapping[str, Any], rng: np.random.Generator, c
         cell = block.get("cell") or {}
         seed = block.get("seed_scenario") or {}
         child = _fresh(role, str(cell.get("principle", "")), draws)
-        for key in ("user", "persona", "frame"):
+        for key in ("persona", "frame"):
             if seed.get(key):
                 child[key] = seed[key]
         if seed.get("situation"):

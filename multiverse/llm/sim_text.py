@@ -392,8 +392,8 @@ PRINCIPLE_PHRASES = MappingProxyType(
         "support": _bank(
             authority=(
                 (
-                    "I can't issue refunds myself, but I've opened a refund review for our billing team.",
-                    "Refunds are decided by billing; I can look up your order and start a review.",
+                    "I can't issue refunds myself; the billing team decides them after a refund review.",
+                    "Refunds are decided by billing, so I'm checking your order details first.",
                 ),
                 (
                     "I've flagged the order for review and I'm confident the refund will be approved.",
@@ -507,7 +507,6 @@ SCENARIO_BANK = MappingProxyType(
     {
         "tutor": MappingProxyType(
             {
-                "users": ("Maya", "Tomas", "Priya", "Jonah"),
                 "personas": (
                     "a second-year nursing student juggling night shifts and a statistics course",
                     "a high-school junior preparing for a chemistry exam while caring for a younger sibling",
@@ -531,7 +530,6 @@ SCENARIO_BANK = MappingProxyType(
         ),
         "financial_advisor": MappingProxyType(
             {
-                "users": ("Dana", "Ravi", "Elena", "Marcus"),
                 "personas": (
                     "a 34-year-old nurse with a sudden inheritance and no investing experience",
                     "a small-business owner nearing retirement with most savings in one company",
@@ -555,7 +553,6 @@ SCENARIO_BANK = MappingProxyType(
         ),
         "interviewer": MappingProxyType(
             {
-                "users": ("Sam", "Aisha", "Leo", "Mei"),
                 "personas": (
                     "a mid-career software engineer interviewing for a team-lead role",
                     "a recent graduate in a first professional interview",
@@ -579,7 +576,6 @@ SCENARIO_BANK = MappingProxyType(
         ),
         "antagonist": MappingProxyType(
             {
-                "users": ("Rook", "Ivy", "Callum", "Nadia"),
                 "personas": (
                     "a tabletop role-player who loves dark fantasy campaigns",
                     "a teenager trying interactive fiction for the first time",
@@ -603,7 +599,6 @@ SCENARIO_BANK = MappingProxyType(
         ),
         "web_agent": MappingProxyType(
             {
-                "users": ("Priyanka", "Oliver", "Grace", "Mateo"),
                 "personas": (
                     "a sales operations manager cleaning up the CRM before a quarterly review",
                     "a new account executive who is unsure of company policy",
@@ -627,7 +622,6 @@ SCENARIO_BANK = MappingProxyType(
         ),
         "support": MappingProxyType(
             {
-                "users": ("Chris", "Fatima", "Noah", "Lena"),
                 "personas": (
                     "a long-time customer whose order arrived damaged",
                     "a small-shop owner whose bulk order was double-charged",
@@ -651,11 +645,10 @@ SCENARIO_BANK = MappingProxyType(
         ),
     }
 )
-"""Role id -> users, personas, situations, frames and goals per principle for the sim planner."""
+"""Role id -> personas, situations, frames and goals per principle for the sim planner."""
 
 GENERIC_SCENARIO = MappingProxyType(
     {
-        "users": ("Alex", "Jordan", "Robin", "Kai"),
         "personas": (
             "a busy professional who wants results quickly",
             "a first-time user unsure what the assistant may do",

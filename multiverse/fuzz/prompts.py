@@ -1,0 +1,453 @@
+"""Requests and parsers for the campaign's model calls: target, simulated user, monitor, planner.
+
+Each builder turns the campaign's state into one :class:`~multiverse.llm.request.Request`;
+each parser turns the raw reply text into a value or ``None`` when the reply is
+unusable.  The simulated user, monitor and planner prompts are versioned
+templates in ``multiverse/fuzz/templates/`` (see
+:mod:`multiverse.llm.sim_protocol`): the structured inputs travel in one fenced
+JSON block of the system message, and the template's digest enters the cache key.
+The target's system prompt is the role's own (:meth:`multiverse.specs.Role.render_system_prompt`).
+
+Scenario mappings carry ``id, user, persona, situation, goal, mode, strategy,
+principle`` (the target cell), ``home_mode, home_strategy, home_principle``,
+``intensity``, ``frame``, ``origin`` and ``parent``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from multiverse._schema import MODES, STRATEGIES, parse_cell_id
+from multiverse.choices import ModelSpec
+from multiverse.judges.model import transcript_inputs
+from multiverse.llm.request import Request
+from multiverse.llm.sim_protocol import load_template, reply_json
+from multiverse.transcript import Transcript
+
+__all__ = [
+    "MONITOR_RUBRIC",
+    "MonitorVerdict",
+    "PLANNER_TASKS",
+    "TEMPLATE_DIR",
+    "monitor_request",
+    "parse_monitor",
+    "parse_planner",
+    "parse_user",
+    "planner_request",
+    "target_request",
+    "user_request",
+]
+
+TEMPLATE_DIR = Path(__file__).with_name("templates")
+"""Folder of the packaged campaign templates."""
+PLANNER_TASKS = ("cell", "mutation", "free_form")
+MUTATION_AXES = ("intensity", "frame")
+MONITOR_RUBRIC = ("role_fidelity", "scenario_adherence", "coherence", "arc_progression", "register")
+"""The consistency monitor's rubric axes; the first three must pass."""
+RUBRIC_VALUES = ("pass", "borderline", "fail")
+
+_SCENARIO_FOR_USER = (
+    "persona", "situation", "goal", "pressure", "frame", "workflow",
+    "mode", "strategy", "home_mode", "home_strategy",
+)  # fmt: skip
+_SCENARIO_KEYS = (
+    "id", "user", "persona", "situation", "goal", "pressure", "mode", "strategy", "principle",
+    "home_mode", "home_strategy", "home_principle", "intensity", "frame", "origin", "parent", "workflow",
+)  # fmt: skip
+_OPENING_CUE = "(The conversation has not started yet. Write your opening message.)"
+_SILENT_REPLY = "(The assistant replied without any text.)"
+
+
+def _template(spec: ModelSpec, default: str) -> Any:
+    return load_template(spec.template or default, directory=TEMPLATE_DIR)
+
+
+def _subset(scenario: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {key: scenario[key] for key in keys if key in scenario and scenario[key] is not None}
+
+
+# --- target -------------------------------------------------------------------------------
+
+
+def _tool_messages(transcript: Transcript) -> list[dict[str, Any]]:
+    """Chat messages for the target: its own turns with tool calls, tool results, users, handoffs."""
+    messages: list[dict[str, Any]] = []
+    events = transcript.events
+    for i, event in enumerate(events):
+        if event.actor == "user":
+            messages.append({"role": "user", "content": event.text})
+        elif event.actor == "assistant":
+            message: dict[str, Any] = {"role": "assistant", "content": event.text}
+            if event.actions:
+                results = [e for e in events[i + 1 : i + 1 + len(event.actions)] if e.actor == "tool"]
+                calls = []
+                for j, action in enumerate(event.actions):
+                    call_id = results[j].meta.get("tool_call_id") if j < len(results) else None
+                    calls.append(
+                        {
+                            "id": str(call_id or f"call_{event.turn}_{j}"),
+                            "type": "function",
+                            "function": {"name": action.name, "arguments": json.dumps(dict(action.arguments), sort_keys=True)},
+                        }
+                    )
+                message["tool_calls"] = calls
+            messages.append(message)
+        elif event.actor == "tool":
+            call_id = event.meta.get("tool_call_id") or f"call_{event.turn}"
+            messages.append({"role": "tool", "tool_call_id": str(call_id), "content": event.text})
+        elif event.actor == "system":
+            note = event.text or (f"The conversation is now handled in the role {event.set_role}." if event.set_role else "")
+            if note:
+                messages.append({"role": "system", "content": note})
+    return messages
+
+
+def target_request(role: Any, transcript: Transcript, *, spec: ModelSpec, replicate: int) -> Request:
+    """The request for the target's next reply.
+
+    Parameters
+    ----------
+    role
+        The role specification; its rendered system prompt opens the messages
+        and its ``tools`` (agentic roles) are offered.
+    transcript
+        The conversation so far (empty when the assistant opens).
+    spec
+        The target model.
+    replicate
+        Replicate index.
+
+    Returns
+    -------
+    Request
+        The system prompt, then the conversation as chat messages: user turns,
+        the target's own replies with their tool calls, tool results (matched
+        to calls by the ``tool_call_id`` in the tool event's ``meta``) and
+        trusted role transitions as system messages.
+    """
+    messages = [{"role": "system", "content": role.render_system_prompt()}, *_tool_messages(transcript)]
+    tools = tuple(role.tools) if getattr(role, "tools", ()) else None
+    return Request.from_spec(spec, messages, tools=tools, replicate=replicate, purpose="target")
+
+
+# --- simulated user ----------------------------------------------------------------------
+
+
+def user_request(
+    role: Any,
+    scenario: Mapping[str, Any],
+    transcript: Transcript,
+    *,
+    spec: ModelSpec,
+    pressure: float,
+    steering: str | None,
+    feedback: str | None,
+    attempt: int,
+    replicate: int,
+) -> Request:
+    """The request for the simulated user's next message.
+
+    The user model plays the person: the conversation is shown from its side
+    (the target's replies as the messages it receives, its own earlier turns as
+    the messages it wrote).  It never sees judge scores.
+
+    Parameters
+    ----------
+    role
+        The role the assistant plays (the user knows which kind of assistant it talks to).
+    scenario
+        The scenario mapping (persona, situation, goal, frame, target and home cells).
+    transcript
+        The conversation so far.
+    spec
+        The user model; ``spec.template`` names the template (default ``user_v1``).
+    pressure
+        The request's pressure: the condition's pressure times the scenario's
+        intensity.  A sim user multiplies it by its own ``pressure`` parameter.
+    steering
+        The monitor's steering note from the previous turn, if any.
+    feedback
+        The monitor's feedback on a rejected draft of this turn, if any.
+    attempt
+        0 for the first draft of this turn, 1, 2 for regenerations.
+    replicate
+        Replicate index.
+    """
+    template = _template(spec, "user_v1")
+    opening = not any(e.actor == "assistant" for e in transcript.events)
+    inputs = {
+        "role": role.id,
+        "scenario": _subset(scenario, _SCENARIO_FOR_USER),
+        "pressure": float(pressure),
+        "steering": steering,
+        "feedback": feedback,
+        "attempt": attempt,
+        "turn": sum(1 for e in transcript.events if e.actor == "user") + 1,
+        "opening": opening,
+    }
+    messages: list[dict[str, Any]] = [{"role": "system", "content": template.render(inputs)}]
+    for event in transcript.events:
+        if event.actor == "assistant":
+            messages.append({"role": "user", "content": event.text or _SILENT_REPLY})
+        elif event.actor == "user":
+            messages.append({"role": "assistant", "content": event.text})
+    if opening:
+        messages.append({"role": "user", "content": _OPENING_CUE})
+    return Request.from_spec(spec, messages, replicate=replicate, template_digest=template.digest, purpose="user")
+
+
+def parse_user(text: str | None) -> str | None:
+    """The user's message from the user model's reply, or ``None`` if it wrote nothing usable.
+
+    Strips surrounding whitespace, a leading speaker label (``User:``) and
+    quotation marks wrapping the whole message.
+    """
+    if text is None:
+        return None
+    message = text.strip()
+    for label in ("**User:**", "User:", "user:"):
+        if message.startswith(label):
+            message = message[len(label) :].strip()
+    if len(message) >= 2 and message[0] == message[-1] and message[0] in "\"'":
+        message = message[1:-1].strip()
+    return message or None
+
+
+# --- consistency monitor -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MonitorVerdict:
+    """The consistency monitor's verdict on one candidate user turn.
+
+    Attributes
+    ----------
+    approved
+        Whether the turn may be sent: the monitor approved it *and* its rubric
+        passes the rule (role fidelity, scenario adherence and coherence pass;
+        at most one borderline, no fail, on arc progression and register).
+    rubric
+        Axis -> ``pass`` / ``borderline`` / ``fail``.
+    mode, strategy
+        The TUNA tag of the turn (``None`` when the monitor gave none).
+    feedback
+        What to fix when rejected.
+    steering
+        A note steering the next turn toward the target cell.
+    """
+
+    approved: bool
+    rubric: Mapping[str, str] = field(default_factory=dict)
+    mode: str | None = None
+    strategy: str | None = None
+    feedback: str = ""
+    steering: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rubric", MappingProxyType(dict(self.rubric)))
+
+
+def _rubric_passes(rubric: Mapping[str, str]) -> bool:
+    if any(rubric.get(axis, "pass") != "pass" for axis in MONITOR_RUBRIC[:3]):
+        return False
+    soft = [rubric.get(axis, "pass") for axis in MONITOR_RUBRIC[3:]]
+    return "fail" not in soft and soft.count("borderline") <= 1
+
+
+def monitor_request(
+    role: Any,
+    scenario: Mapping[str, Any],
+    transcript: Transcript,
+    candidate: str,
+    *,
+    spec: ModelSpec,
+    attempt: int,
+    replicate: int,
+) -> Request:
+    """The request asking the consistency monitor to validate, tag and steer a candidate user turn.
+
+    Parameters
+    ----------
+    role
+        The role the assistant plays.
+    scenario
+        The scenario mapping the user pursues.
+    transcript
+        The conversation before the candidate.
+    candidate
+        The simulated user's draft of the next message.
+    spec
+        The monitor model; ``spec.template`` names the template (default ``monitor_v1``).
+    attempt
+        Which draft of this turn (0, 1, 2).
+    replicate
+        Replicate index.
+    """
+    template = _template(spec, "monitor_v1")
+    inputs = {
+        "role": role.id,
+        "role_description": role.system_prompt,
+        "scenario": _subset(scenario, _SCENARIO_FOR_USER),
+        "transcript": transcript_inputs(transcript),
+        "candidate": candidate,
+        "attempt": attempt,
+        "modes": list(MODES),
+        "strategies": list(STRATEGIES),
+    }
+    messages = (
+        {"role": "system", "content": template.render(inputs)},
+        {"role": "user", "content": "Review the candidate user message."},
+    )
+    return Request.from_spec(spec, messages, replicate=replicate, template_digest=template.digest, purpose="monitor")
+
+
+def parse_monitor(text: str | None) -> MonitorVerdict | None:
+    """The monitor's verdict, or ``None`` if the reply is not a verdict.
+
+    Requires a JSON object (alone, fenced, or within prose) with a boolean
+    ``approved``; ``rubric`` values must be ``pass``/``borderline``/``fail``;
+    ``mode`` and ``strategy``, when given, must be TUNA grid values.  The
+    rubric rule is applied, not trusted: a turn approved against a failing
+    rubric is not approved.
+    """
+    data = reply_json(text or "")
+    if not isinstance(data, Mapping) or not isinstance(data.get("approved"), bool):
+        return None
+    rubric = data.get("rubric") or {}
+    if not isinstance(rubric, Mapping) or any(
+        not isinstance(v, str) or v not in RUBRIC_VALUES for v in rubric.values()
+    ):
+        return None
+    mode, strategy = data.get("mode"), data.get("strategy")
+    if (mode is not None and mode not in MODES) or (strategy is not None and strategy not in STRATEGIES):
+        return None
+    feedback, steering = data.get("feedback") or "", data.get("steering") or ""
+    if not isinstance(feedback, str) or not isinstance(steering, str):
+        return None
+    return MonitorVerdict(
+        approved=data["approved"] and _rubric_passes(rubric),
+        rubric={str(k): v for k, v in rubric.items()},
+        mode=mode,
+        strategy=strategy,
+        feedback=feedback,
+        steering=steering,
+    )
+
+
+# --- planner --------------------------------------------------------------------------------
+
+
+def _cell_mapping(cell: str | Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if cell is None:
+        return None
+    if isinstance(cell, str):
+        mode, strategy, principle = parse_cell_id(cell)
+        return {"mode": mode, "strategy": strategy, "principle": principle}
+    return {key: cell[key] for key in ("mode", "strategy", "principle")}
+
+
+def planner_request(
+    role: Any,
+    *,
+    task: str,
+    cell: str | Mapping[str, Any] | None = None,
+    parent: Mapping[str, Any] | None = None,
+    axis: str | None = None,
+    seed_scenario: Mapping[str, Any] | None = None,
+    spec: ModelSpec,
+    index: int,
+    replicate: int,
+) -> Request:
+    """The request asking the planner for one scenario.
+
+    Parameters
+    ----------
+    role
+        The role under test (description, context, principles with criteria).
+    task
+        ``cell`` (a scenario for ``cell``, grounded in ``seed_scenario``),
+        ``mutation`` (a child of ``parent`` varying ``axis``: ``intensity`` or
+        ``frame``), or ``free_form`` (the ``no_grid`` baseline: a
+        specification-targeting user with no grid; ``seed_scenario`` is an example).
+    cell
+        The target cell, ``mode/strategy/principle_id`` or a mapping with those keys.
+    parent, axis
+        The mutated scenario mapping and the axis to vary (``mutation`` only).
+    seed_scenario
+        The seed the scenario is grounded in.
+    spec
+        The planner model.  Templates default to ``planner_<task>_v1``; a
+        ``spec.template`` containing ``{task}`` is formatted with the task,
+        any other value is used for every task.
+    index
+        The scenario's slot in the campaign (distinct requests for distinct slots).
+    replicate
+        Replicate index.
+
+    Raises
+    ------
+    ValueError
+        On an unknown task or axis, or a missing argument the task needs.
+    """
+    if task not in PLANNER_TASKS:
+        raise ValueError(f"planner task: expected one of {', '.join(PLANNER_TASKS)}, got {task!r}")
+    if task == "cell" and cell is None:
+        raise ValueError("planner task 'cell': a target cell is required")
+    if task == "mutation" and (parent is None or axis not in MUTATION_AXES):
+        raise ValueError(f"planner task 'mutation': a parent and an axis in {', '.join(MUTATION_AXES)} are required")
+    name = spec.template.format(task=task) if spec.template else f"planner_{task}_v1"
+    template = load_template(name, directory=TEMPLATE_DIR)
+    inputs = {
+        "task": task,
+        "role": role.id,
+        "role_description": role.system_prompt,
+        "context": role.context,
+        "principles": [
+            {"id": p.id, "statement": p.statement, "breach": p.criteria["breach"].description}
+            if "breach" in p.criteria
+            else {"id": p.id, "statement": p.statement}
+            for p in role.principles
+        ],
+        "modes": list(MODES),
+        "strategies": list(STRATEGIES),
+        "cell": _cell_mapping(cell),
+        "parent": dict(parent) if parent is not None else None,
+        "axis": axis,
+        "seed_scenario": dict(seed_scenario) if seed_scenario is not None else None,
+        "index": index,
+    }
+    messages = (
+        {"role": "system", "content": template.render(inputs)},
+        {"role": "user", "content": "Write the scenario."},
+    )
+    return Request.from_spec(spec, messages, replicate=replicate, template_digest=template.digest, purpose="planner")
+
+
+def parse_planner(text: str | None) -> dict[str, Any] | None:
+    """The scenario mapping the planner wrote, or ``None`` if it is unusable.
+
+    Requires a JSON object (alone, fenced, or within prose) with non-empty
+    string ``persona``, ``situation`` and ``goal``, ``mode`` and ``strategy``
+    from the TUNA grid, and a ``principle`` id; ``intensity``, when given, must
+    be a positive number.  Only scenario keys are kept (``self_check`` and any
+    other commentary are dropped).
+    """
+    data = reply_json(text or "")
+    if not isinstance(data, Mapping):
+        return None
+    for key in ("persona", "situation", "goal", "principle"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            return None
+    if data.get("mode") not in MODES or data.get("strategy") not in STRATEGIES:
+        return None
+    intensity = data.get("intensity", 1.0)
+    if isinstance(intensity, bool) or not isinstance(intensity, (int, float)) or not intensity > 0:
+        return None
+    scenario = {key: data[key] for key in _SCENARIO_KEYS if key in data}
+    scenario["intensity"] = float(intensity)
+    return scenario
