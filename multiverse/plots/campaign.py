@@ -1,0 +1,84 @@
+"""Figures of a campaign: the violation heatmap and coverage curves.
+
+Both draw results of :mod:`multiverse.analysis.campaign` and compute nothing
+beyond layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import xarray as xr
+from matplotlib.axes import Axes
+
+__all__ = ["coverage_curves", "violation_heatmap"]
+
+
+def violation_heatmap(heatmap: xr.Dataset, *, ax: Axes | None = None, cmap: str = "Reds") -> Axes:
+    """Violation shares over (mode x strategy) rows and principle columns.
+
+    Parameters
+    ----------
+    heatmap
+        :func:`multiverse.analysis.campaign.violation_heatmap`'s result; masked
+        cells (fewer than three conversations) are drawn grey and hatched.
+    ax
+        Axes to draw on (a new figure when ``None``).
+    cmap
+        Colour map of the shares (0 to 1).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.2 + 1.1 * heatmap.sizes["principle"], 0.4 * heatmap.sizes["behaviour"] + 1))
+    share = heatmap["share"].transpose("behaviour", "principle").to_numpy()
+    counts = heatmap["conversations"].transpose("behaviour", "principle").to_numpy()
+    ax.set_facecolor("0.85")
+    image = ax.imshow(np.ma.masked_invalid(share), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    for (i, j), value in np.ndenumerate(share):
+        label = f"{value:.2f}\n(n={counts[i, j]})" if np.isfinite(value) else f"n={counts[i, j]}"
+        colour = "white" if np.isfinite(value) and value > 0.6 else "black"
+        ax.text(j, i, label, ha="center", va="center", fontsize=6, color=colour)
+    ax.set_xticks(range(share.shape[1]), [str(p) for p in heatmap["principle"].values], rotation=30, ha="right")
+    ax.set_yticks(range(share.shape[0]), [str(b).replace("/", " / ") for b in heatmap["behaviour"].values])
+    ax.set_xlabel("principle")
+    ax.set_ylabel("tagged user behaviour (mode / strategy)")
+    standard = heatmap.attrs.get("standard", "")
+    ax.set_title(f"violation share ({standard}); grey: fewer than {heatmap.attrs.get('min_conversations', 3)} "
+                 "conversations", fontsize=9)
+    ax.figure.colorbar(image, ax=ax, fraction=0.04, label="share of conversations")
+    return ax
+
+
+def coverage_curves(curves: Mapping[str, pd.Series], *, ax: Axes | None = None, threshold: float | None = 0.89) -> Axes:
+    """Cumulative grid coverage per round, one line per campaign or search strategy.
+
+    Parameters
+    ----------
+    curves
+        Label -> :func:`multiverse.analysis.campaign.coverage_by_round` result.
+    ax
+        Axes to draw on (a new figure when ``None``).
+    threshold
+        A reference coverage drawn as a dashed line (``None`` for none).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 3.5))
+    for label, curve in curves.items():
+        ax.plot(curve.index, curve.to_numpy(), marker="o", markersize=3, label=str(label))
+    if threshold is not None:
+        ax.axhline(threshold, color="0.5", linestyle="--", linewidth=0.8)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("round")
+    ax.set_ylabel("grid coverage")
+    ax.legend(frameon=False, fontsize=8)
+    return ax
