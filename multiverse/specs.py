@@ -381,7 +381,7 @@ def load_role(role_id: str | Path, *, specs_dir: str | Path | None = None) -> Ro
             raise FileNotFoundError(
                 f"{path}: no role '{role_id}'{suggest(str(role_id), known)}; known roles: {', '.join(known) or 'none'}"
             )
-    return _cached("role", path, lambda p: _build(read_located(p), _parse_role, contracts_dir=specs_dir))
+    return _cached("role", path, lambda p: _build(read_located(p), _parse_role, specs_dir=specs_dir))
 
 
 def load_roles(role_ids: list[str] | tuple[str, ...] | None = None, *, specs_dir: str | Path | None = None) -> dict[str, Role]:
@@ -600,7 +600,7 @@ def _parse_transitions(reader: FieldReader, value: Any, field_: str, roles: list
     return tuple(out) if ok else None
 
 
-def _parse_role(reader: FieldReader, *, contracts_dir: str | Path | None = None) -> Role | None:
+def _parse_role(reader: FieldReader, *, specs_dir: str | Path | None = None) -> Role | None:
     data = reader.mapping(reader.located.data, "", required=_ROLE_KEYS_REQUIRED, optional=_ROLE_KEYS_OPTIONAL, what="a role mapping")
     if data is None:
         return None
@@ -616,7 +616,7 @@ def _parse_role(reader: FieldReader, *, contracts_dir: str | Path | None = None)
     principles = _parse_principles(reader, data.get("principles"), role_id) if "principles" in data else None
     principle_ids = tuple(p.id for p in principles) if principles is not None else None
     tools = _parse_tools(reader, data["tools"]) if "tools" in data else ()
-    contract = _parse_role_contract(reader, data, principle_ids, contracts_dir) if "contract" in data else None
+    contract = _parse_role_contract(reader, data, principle_ids, specs_dir) if "contract" in data else None
     seeds = _parse_seeds(reader, data["seeds"], principle_ids) if "seeds" in data else ()
     if modalities is not None and tools is not None:
         if tools and "tool_calls" not in modalities:
@@ -770,10 +770,10 @@ def _tool_names(tools: list[dict[str, Any]]) -> list[str]:
     return [t["function"]["name"] for t in tools]
 
 
-def _parse_role_contract(reader: FieldReader, data: dict, principle_ids: tuple[str, ...] | None, contracts_dir: str | Path | None) -> Contract | None:
+def _parse_role_contract(reader: FieldReader, data: dict, principle_ids: tuple[str, ...] | None, specs_dir: str | Path | None) -> Contract | None:
     value = data["contract"]
     if isinstance(value, str):
-        contract = _resolve_contract(reader, value, contracts_dir)
+        contract = _resolve_contract(reader, value, specs_dir)
     elif isinstance(value, dict):
         contract = _parse_contract(reader, value, "contract", default_name=str(data.get("id", "contract")))
     else:
@@ -790,10 +790,10 @@ def _parse_role_contract(reader: FieldReader, data: dict, principle_ids: tuple[s
     return contract
 
 
-def _resolve_contract(reader: FieldReader, name: str, contracts_dir: str | Path | None) -> Contract | None:
+def _resolve_contract(reader: FieldReader, name: str, specs_dir: str | Path | None) -> Contract | None:
     role_path = Path(reader.located.path)
-    if contracts_dir is not None:
-        folder = Path(contracts_dir) / "contracts"
+    if specs_dir is not None:
+        folder = Path(specs_dir) / "contracts"
     elif role_path.parent.name == "roles":
         folder = role_path.parent.parent / "contracts"
     else:

@@ -1,0 +1,63 @@
+"""The coverage heatmap of the TUNA grid.
+
+Draws :func:`multiverse.grid.coverage` counts and computes nothing beyond layout.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import xarray as xr
+from matplotlib.axes import Axes
+
+__all__ = ["coverage_heatmap"]
+
+
+def coverage_heatmap(counts: xr.DataArray, *, ax: Axes | None = None, cmap: str = "Blues", annotate: bool = True) -> Axes:
+    """Turns per grid cell: rows mode x strategy, columns principle.
+
+    Parameters
+    ----------
+    counts
+        :func:`multiverse.grid.coverage`'s result, dims (``mode``,
+        ``strategy``, ``principle``).
+    ax
+        Axes to draw on (a new figure when ``None``).
+    cmap
+        Colour map of the counts; empty cells are drawn white and hatched.
+    annotate
+        Write each cell's count in it.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    See Also
+    --------
+    multiverse.grid.coverage, multiverse.grid.share_covered
+    """
+    missing = {"mode", "strategy", "principle"} - set(counts.dims)
+    if missing or counts.ndim != 3:
+        raise ValueError(f"coverage_heatmap: expected dims (mode, strategy, principle); got {counts.dims}")
+    stacked = counts.transpose("mode", "strategy", "principle").stack(row=("mode", "strategy"))
+    values = stacked.transpose("row", "principle").to_numpy()
+    rows = [f"{m} / {s}" for m, s in stacked.indexes["row"]]
+    principles = [str(p) for p in counts["principle"].to_numpy()]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(2.5 + 1.2 * len(principles), 0.35 * len(rows) + 1.2))
+    shown = np.ma.masked_equal(values, 0)
+    image = ax.imshow(shown, cmap=cmap, aspect="auto", vmin=0, vmax=max(int(values.max()), 1))
+    for r, c in zip(*np.nonzero(values == 0)):
+        ax.add_patch(plt.Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.8", linewidth=0))
+    if annotate:
+        threshold = 0.6 * max(int(values.max()), 1)
+        for (r, c), value in np.ndenumerate(values):
+            ax.text(c, r, str(int(value)), ha="center", va="center", fontsize=7, color="white" if value > threshold else "black")
+    ax.set_xticks(range(len(principles)), principles, rotation=30, ha="right")
+    ax.set_yticks(range(len(rows)), rows, fontsize=8)
+    for boundary in range(counts.sizes["strategy"], len(rows), counts.sizes["strategy"]):
+        ax.axhline(boundary - 0.5, color="0.3", linewidth=0.8)
+    ax.set_xlabel("principle")
+    ax.set_title("Turns per TUNA grid cell")
+    ax.figure.colorbar(image, ax=ax, label="approved tagged turns")
+    return ax
