@@ -65,6 +65,8 @@ class FieldReader:
     def __init__(self, located: Located):
         self.located = located
         self.problems: list[Problem] = []
+        self.reads: list[Path] = []
+        """Other files the document refers to and that were read (e.g. its contract)."""
 
     def problem(self, field: str, message: str) -> None:
         """Record a problem at ``field`` (located at its line, or its parent's)."""
