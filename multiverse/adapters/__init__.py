@@ -1,0 +1,30 @@
+"""Readers that turn judgments no one here produced into judgment cubes.
+
+========================  ==============================================================
+``tau_bench``             tau-bench trajectories / tau2-bench simulations -> cube with
+                          the ``reward``, ``contract`` and ``consent`` judges
+``tau2_judgments``        tau2-bench judge summaries -> (task x judge) cube
+``tau2_judgment_table``   the same as a tidy table
+``alpaca_eval``           AlpacaEval annotations -> (item x judge x system) preference cube
+``alpaca_leaderboards``   AlpacaEval leaderboards -> win rates per (system, judge)
+``long_table``            any long-format judgment table (CSV / JSONL / parquet / DataFrame)
+========================  ==============================================================
+
+Every reader tolerates missing optional fields and reports unreadable records by
+index (in ``attrs["warnings"]``) instead of failing.
+"""
+
+from multiverse.adapters.alpaca import NotRowComparable, alpaca_eval, alpaca_leaderboards
+from multiverse.adapters.long_table import long_table
+from multiverse.adapters.tau2_judgments import tau2_judgment_table, tau2_judgments
+from multiverse.adapters.tau_bench import tau_bench
+
+__all__ = [
+    "NotRowComparable",
+    "alpaca_eval",
+    "alpaca_leaderboards",
+    "long_table",
+    "tau2_judgment_table",
+    "tau2_judgments",
+    "tau_bench",
+]

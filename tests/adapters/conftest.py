@@ -1,0 +1,27 @@
+"""The real data mirror for the adapter tests that need it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def find_mirror() -> Path | None:
+    """``$MULTIVERSE_DATA_MIRROR``, else ``../shared/data`` beside the repository, when it exists."""
+    env = os.environ.get("MULTIVERSE_DATA_MIRROR", "")
+    for candidate in ([Path(env)] if env else []) + [REPO_ROOT.parent / "shared" / "data"]:
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+@pytest.fixture
+def mirror() -> Path:
+    found = find_mirror()
+    if found is None:
+        pytest.skip("real data mirror absent: set MULTIVERSE_DATA_MIRROR to a folder with the data's layout")
+    return found
