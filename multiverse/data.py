@@ -199,7 +199,7 @@ def fetch(
     dest: str | os.PathLike[str] | None = None,
     names: Iterable[str] | None = None,
     report: Callable[[str, str], None] | None = None,
-) -> dict[str, str]:
+) -> Path:
     """Fill the data folder with verified copies of the manifest's files.
 
     Parameters
@@ -212,13 +212,14 @@ def fetch(
     names
         Only these manifest paths (default: all).
     report
-        Called as ``report(path, outcome)`` after each file.
+        Called as ``report(path, outcome)`` after each file, with outcome ``present``
+        (already verified), ``copied``, ``downloaded``, or ``skipped`` (a mirror-only
+        file and no mirror).
 
     Returns
     -------
-    dict
-        ``path -> outcome``: ``present`` (already verified), ``copied``, ``downloaded``,
-        or ``skipped`` (a mirror-only file and no mirror).
+    pathlib.Path
+        The data folder.
 
     Raises
     ------
@@ -236,7 +237,6 @@ def fetch(
     unknown = sorted((wanted or set()) - {item.path for item in items})
     if unknown:
         raise DataError(f"{unknown[0]}: not in the data manifest ({MANIFEST_NAME})")
-    outcomes: dict[str, str] = {}
     for item in items:
         state = status(item, folder)
         if state == "corrupt":
@@ -254,7 +254,6 @@ def fetch(
         else:
             _install(item, item.url, folder, lambda url, tmp: _download(str(url), tmp))
             outcome = "downloaded"
-        outcomes[item.path] = outcome
         if report is not None:
             report(item.path, outcome)
-    return outcomes
+    return folder

@@ -23,11 +23,15 @@ def main(args: argparse.Namespace) -> int:
 
     try:
         if args.action == "fetch":
-            outcomes = data.fetch(
-                mirror=args.mirror, dest=args.dest, report=lambda name, outcome: print(f"{outcome:10} {name}")
-            )
+            outcomes: dict[str, str] = {}
+
+            def report(name: str, outcome: str) -> None:
+                outcomes[name] = outcome
+                print(f"{outcome:10} {name}")
+
+            folder = data.fetch(mirror=args.mirror, dest=args.dest, report=report)
             kept = sum(outcome != "skipped" for outcome in outcomes.values())
-            print(f"{kept} of {len(outcomes)} files verified in {data.data_dir(args.dest)}")
+            print(f"{kept} of {len(outcomes)} files verified in {folder}")
             return 0
         if args.action == "verify":
             states = data.verify(dest=args.dest)

@@ -13,6 +13,14 @@ from multiverse import data
 from multiverse.cli import main as cli_main
 
 
+def _fetch(**options) -> dict[str, str]:
+    """Run :func:`data.fetch` and return each file's outcome."""
+    outcomes: dict[str, str] = {}
+    folder = data.fetch(report=outcomes.__setitem__, **options)
+    assert folder == data.data_dir(options.get("dest"))
+    return outcomes
+
+
 def _item(name: str, body: bytes, *, url: str | None = None, mirror_only: str = "") -> data.DataFile:
     return data.DataFile(
         path=name,
@@ -44,36 +52,36 @@ def small_world(tmp_path, monkeypatch):
 
 def test_fetch_from_mirror_copies_and_verifies(small_world):
     mirror, dest = small_world
-    outcomes = data.fetch(mirror=mirror, dest=dest)
+    outcomes = _fetch(mirror=mirror, dest=dest)
     assert outcomes == {"set/a.json": "copied", "set/derived/b.json": "copied"}
     assert data.verify(dest=dest) == {"set/a.json": "ok", "set/derived/b.json": "ok"}
     assert data.path("set/a.json", dest=dest).read_bytes() == b'{"a": 1}\n'
-    assert data.fetch(mirror=mirror, dest=dest)["set/a.json"] == "present"
+    assert _fetch(mirror=mirror, dest=dest)["set/a.json"] == "present"
 
 
 def test_mirror_from_environment(small_world, monkeypatch):
     mirror, dest = small_world
     monkeypatch.setenv(data.MIRROR_ENV, str(mirror))
-    assert set(data.fetch(dest=dest).values()) == {"copied"}
+    assert set(_fetch(dest=dest).values()) == {"copied"}
 
 
 def test_corrupted_mirror_copy_is_refused_and_not_kept(small_world):
     mirror, dest = small_world
     (mirror / "set/a.json").write_bytes(b'{"a": 2}\n')
     with pytest.raises(data.IntegrityError, match=r"set/a\.json: sha256 .* not kept"):
-        data.fetch(mirror=mirror, dest=dest)
+        _fetch(mirror=mirror, dest=dest)
     assert not (dest / "set/a.json").exists()
     assert not list((dest / "set").glob(".a.json*")), "temporary file left behind"
 
 
 def test_corrupted_local_copy_is_never_used_and_refetched(small_world):
     mirror, dest = small_world
-    data.fetch(mirror=mirror, dest=dest)
+    _fetch(mirror=mirror, dest=dest)
     (dest / "set/a.json").write_bytes(b'{"a": 9}\n')
     assert data.verify(dest=dest)["set/a.json"] == "corrupt"
     with pytest.raises(data.IntegrityError, match="does not match its sha256"):
         data.path("set/a.json", dest=dest)
-    assert data.fetch(mirror=mirror, dest=dest)["set/a.json"] == "copied"
+    assert _fetch(mirror=mirror, dest=dest)["set/a.json"] == "copied"
     assert data.path("set/a.json", dest=dest).read_bytes() == b'{"a": 1}\n'
 
 
@@ -87,7 +95,7 @@ def test_unfetched_file_says_how_to_fetch(small_world):
 
 def test_download_without_mirror_skips_mirror_only_files(small_world):
     _, dest = small_world
-    outcomes = data.fetch(dest=dest)
+    outcomes = _fetch(dest=dest)
     assert outcomes == {"set/a.json": "downloaded", "set/derived/b.json": "skipped"}
     assert data.verify(dest=dest)["set/a.json"] == "ok"
 
@@ -96,7 +104,7 @@ def test_missing_mirror_file_is_an_error(small_world):
     mirror, dest = small_world
     (mirror / "set/derived/b.json").unlink()
     with pytest.raises(data.DataError, match=r"set/derived/b\.json: not found in the mirror"):
-        data.fetch(mirror=mirror, dest=dest)
+        _fetch(mirror=mirror, dest=dest)
 
 
 def test_cli_verify_and_fetch_exit_codes(small_world, capsys):
@@ -133,7 +141,7 @@ def test_manifest_entries_are_complete():
 
 def test_real_mirror_verifies_and_a_corrupted_real_copy_is_refused(mirror, tmp_path):
     dest = tmp_path / "data"
-    outcomes = data.fetch(mirror=mirror, dest=dest)
+    outcomes = _fetch(mirror=mirror, dest=dest)
     assert set(outcomes.values()) == {"copied"}
     assert set(data.verify(dest=dest).values()) == {"ok"}
     bad_mirror = tmp_path / "bad"
@@ -144,5 +152,5 @@ def test_real_mirror_verifies_and_a_corrupted_real_copy_is_refused(mirror, tmp_p
     (bad_mirror / name).chmod(0o644)
     (bad_mirror / name).write_text(json.dumps(records))
     with pytest.raises(data.IntegrityError, match="gpt-4o-airline.json"):
-        data.fetch(mirror=bad_mirror, dest=tmp_path / "fresh", names=[name])
+        _fetch(mirror=bad_mirror, dest=tmp_path / "fresh", names=[name])
     assert not (tmp_path / "fresh" / name).exists()
