@@ -1,10 +1,109 @@
-"""The main job: regenerate every result, figure and number of the paper."""
+"""The main job: regenerate every result, figure and number of the paper.
+
+``make run`` calls this script.  Each study in :data:`STUDIES` is a module in this
+folder with ``main(*, out_dir, data_dir, cache_dir, figures_dir) -> dict`` that
+writes its cube(s) under ``results/<study>/``, its figures under ``figures/`` and
+returns the numbers the paper quotes.  A study whose inputs (its own source, the
+experiment files it reads, the library's source) are unchanged since its last
+successful run is skipped; its stored numbers are reused.  Model calls go through
+the on-disk cache in ``.cache/``, so even a re-run study makes no call twice.
+
+Finally every number is written to ``paper/numbers.json`` and ``paper/paper.md``
+is rendered from ``paper/paper.src.md``.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPERIMENTS = ROOT / "experiments"
+RESULTS = ROOT / "results"
+FIGURES = ROOT / "figures"
+CACHE = ROOT / ".cache" / "calls"
+PAPER = ROOT / "paper"
+
+STUDIES: tuple[str, ...] = (
+    "sim_multiverse",
+    "sim_campaign",
+    "real_tau_bench",
+    "real_tau2_judges",
+    "real_alpaca_rankings",
+)
+"""Study modules, in the order they run."""
+
+
+def _digest_paths(paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    for path in sorted(paths):
+        h.update(str(path.relative_to(ROOT)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _inputs_digest(study: str) -> str:
+    library = sorted((ROOT / "multiverse").rglob("*.py")) + sorted((ROOT / "multiverse").rglob("*.txt"))
+    specs = sorted((ROOT / "specs").rglob("*.yaml"))
+    experiments = sorted(EXPERIMENTS.glob(f"{study}*.yaml")) + [EXPERIMENTS / f"{study}.py"]
+    return _digest_paths(library + specs + experiments)
+
+
+def _load(study: str):
+    spec = importlib.util.spec_from_file_location(f"experiments.{study}", EXPERIMENTS / f"{study}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_study(study: str, *, data_dir: Path) -> dict:
+    """Run one study unless its stamp shows it is up to date; return its numbers."""
+    out_dir = RESULTS / study
+    stamp = out_dir / "stamp.json"
+    digest = _inputs_digest(study)
+    if stamp.exists():
+        stored = json.loads(stamp.read_text())
+        if stored.get("digest") == digest:
+            print(f"[{study}] up to date", flush=True)
+            return stored["numbers"]
+    print(f"[{study}] running", flush=True)
+    start = time.perf_counter()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    numbers = _load(study).main(
+        out_dir=out_dir, data_dir=data_dir, cache_dir=CACHE, figures_dir=FIGURES
+    )
+    wall = time.perf_counter() - start
+    stamp.write_text(json.dumps({"digest": digest, "numbers": numbers, "wall_s": wall}, indent=2, sort_keys=True))
+    print(f"[{study}] done in {wall:.1f} s", flush=True)
+    return numbers
+
+
+def fetch_data() -> Path:
+    """Fill the local data folder from the mirror (or the pinned upstream), verified."""
+    from multiverse import data
+
+    mirror = os.environ.get("MULTIVERSE_DATA_MIRROR") or None
+    return data.fetch(mirror=mirror)
+
 
 def main() -> int:
-    print("multiverse: nothing to regenerate yet")
+    FIGURES.mkdir(exist_ok=True)
+    data_dir = fetch_data()
+    numbers: dict[str, object] = {}
+    for study in STUDIES:
+        for key, value in run_study(study, data_dir=data_dir).items():
+            numbers[f"{study}.{key}"] = value
+    (PAPER / "numbers.json").write_text(json.dumps(numbers, indent=2, sort_keys=True) + "\n")
+    sys.path.insert(0, str(PAPER))
+    from render import render_file
+
+    render_file(PAPER / "paper.src.md", PAPER / "numbers.json", PAPER / "paper.md")
+    print(f"wrote {len(numbers)} numbers to paper/numbers.json and rendered paper/paper.md")
     return 0
 
 
