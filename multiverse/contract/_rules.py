@@ -1,0 +1,215 @@
+"""The case-JSON structure: reading a contract and a case, and the closed code lists.
+
+A case is *unreadable* when its structure is wrong (a missing key, a value of
+the wrong type): then no event can be interpreted and :class:`CaseFormatError`
+is raised with a one-line message naming the field.  Everything wrong *inside*
+a readable case (turn order, unknown roles and actions, an empty transcript)
+is a fixture error reported in the result instead; see :data:`FIXTURE_ERRORS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+FIXTURE_ERRORS: tuple[str, ...] = (
+    "unknown_initial_role",
+    "empty_transcript",
+    "malformed_event",
+    "invalid_event_order",
+    "unknown_actor",
+    "untrusted_role_transition",
+    "unknown_transition_role",
+    "actions_on_non_assistant_event",
+    "unknown_action",
+)
+"""Fixture error codes, in the order the checks run on one case.
+
+The two case-level checks come first (``unknown_initial_role``,
+``empty_transcript``); then, event by event, each event's checks in the order
+listed.  Besides the fixed codes there are two for events the fixed list does
+not cover: ``malformed_event`` (an event that is not an object, or whose
+``observed_actions`` is not a list) and ``unknown_actor`` (an ``actor`` other
+than ``user``, ``assistant``, ``system``, ``tool`` or the contract's trusted
+actor, including a missing one).
+"""
+
+VIOLATION = "action_outside_role"
+"""The one violation code: a known action outside the active role's allowlist."""
+
+ACTORS: tuple[str, ...] = ("user", "assistant", "system", "tool")
+"""Actors every contract recognises; the contract's ``trusted_actor`` is added to them."""
+
+REQUEST_METADATA: tuple[str, ...] = (
+    "request_id",
+    "contract_version",
+    "included_turns",
+    "instruction_sha256",
+)
+"""Event keys that describe the model request behind an event."""
+
+
+class CaseFormatError(ValueError):
+    """A case or contract whose structure cannot be read (one-line message)."""
+
+
+@dataclass(frozen=True)
+class ContractRules:
+    """A contract checked and normalised for evaluation.
+
+    Attributes
+    ----------
+    version, initial_role, trusted_actor, enforces
+        As in the case JSON.
+    vocabulary
+        The action vocabulary, in file order without repeats.
+    allowed
+        Role name -> frozenset of allowed actions.
+    """
+
+    version: str
+    initial_role: str
+    vocabulary: tuple[str, ...]
+    allowed: Mapping[str, frozenset[str]]
+    trusted_actor: str = "system"
+    enforces: str | None = None
+
+    @property
+    def key(self) -> tuple:
+        """A hashable identity: equal contracts have equal keys."""
+        roles = tuple(sorted((name, tuple(sorted(acts))) for name, acts in self.allowed.items()))
+        return (self.version, self.initial_role, self.vocabulary, roles, self.trusted_actor)
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number" if isinstance(value, (int, float)) else type(value).__name__
+    )
+
+
+def _string_list(value: Any, field: str) -> list[str]:
+    if not isinstance(value, list):
+        raise CaseFormatError(f"{field}: expected a list of action names, got {_type_name(value)}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise CaseFormatError(f"{field}[{i}]: expected an action name, got {_type_name(item)}")
+    return value
+
+
+def read_contract(contract: Any, *, field: str = "contract") -> ContractRules:
+    """Check a contract in the case-JSON form and normalise it.
+
+    Parameters
+    ----------
+    contract
+        A mapping with ``version``, ``initial_role``, ``action_vocabulary`` and
+        ``roles`` (``{name: {"allowed_actions": [...]}}``), optionally
+        ``trusted_actor`` and ``enforces``; or an object with ``to_dict()``
+        returning that mapping (a loaded :class:`multiverse.specs.Contract`).
+    field
+        How messages name the contract (e.g. ``contract`` or ``cases[3].contract``).
+
+    Raises
+    ------
+    CaseFormatError
+        If a required key is missing, a value has the wrong type, or an
+        allowlist names an action outside the vocabulary.
+    """
+    if not isinstance(contract, Mapping) and callable(getattr(contract, "to_dict", None)):
+        contract = contract.to_dict()
+    if not isinstance(contract, Mapping):
+        raise CaseFormatError(f"{field}: expected an object, got {_type_name(contract)}")
+    for key in ("version", "initial_role", "action_vocabulary", "roles"):
+        if key not in contract:
+            raise CaseFormatError(f"{field}.{key}: missing")
+    version, initial_role = contract["version"], contract["initial_role"]
+    if not isinstance(version, str):
+        raise CaseFormatError(f"{field}.version: expected a string, got {_type_name(version)}")
+    if not isinstance(initial_role, str):
+        raise CaseFormatError(
+            f"{field}.initial_role: expected a role name, got {_type_name(initial_role)}"
+        )
+    vocabulary = tuple(dict.fromkeys(_string_list(contract["action_vocabulary"], f"{field}.action_vocabulary")))
+    known = frozenset(vocabulary)
+    roles = contract["roles"]
+    if not isinstance(roles, Mapping):
+        raise CaseFormatError(
+            f"{field}.roles: expected an object of role name -> {{allowed_actions: [...]}}, "
+            f"got {_type_name(roles)}"
+        )
+    allowed: dict[str, frozenset[str]] = {}
+    for name, spec in roles.items():
+        where = f"{field}.roles.{name}"
+        if not isinstance(spec, Mapping):
+            raise CaseFormatError(f"{where}: expected an object with allowed_actions, got {_type_name(spec)}")
+        if "allowed_actions" not in spec:
+            raise CaseFormatError(f"{where}.allowed_actions: missing")
+        actions = frozenset(_string_list(spec["allowed_actions"], f"{where}.allowed_actions"))
+        stray = sorted(actions - known)
+        if stray:
+            raise CaseFormatError(f"{where}.allowed_actions: {stray[0]!r} is not in action_vocabulary")
+        allowed[str(name)] = actions
+    trusted = contract.get("trusted_actor", "system")
+    if not isinstance(trusted, str):
+        raise CaseFormatError(f"{field}.trusted_actor: expected an actor name, got {_type_name(trusted)}")
+    enforces = contract.get("enforces")
+    if enforces is not None and not isinstance(enforces, str):
+        raise CaseFormatError(f"{field}.enforces: expected a principle id, got {_type_name(enforces)}")
+    return ContractRules(version, initial_role, vocabulary, allowed, trusted, enforces)
+
+
+def read_case(
+    case: Any,
+    *,
+    where: str = "",
+    contracts: dict[int, ContractRules] | None = None,
+    default: ContractRules | None = None,
+) -> tuple[str | int, ContractRules, list]:
+    """Check a case's structure; return its id, contract rules and transcript.
+
+    ``case_id`` may be a string or an integer.  Only the structure is checked
+    here: the events themselves are judged by the evaluator.
+
+    Parameters
+    ----------
+    case
+        The decoded case JSON.
+    where
+        Prefix naming the case in messages (e.g. ``cases[3]``); empty for a file.
+    contracts
+        Memo of contracts already read, keyed by object identity, so a batch
+        whose cases share one contract object reads it once.
+    default
+        The contract of a case that carries none; without it ``contract`` is required.
+
+    Raises
+    ------
+    CaseFormatError
+        If the case is not an object, misses ``case_id``, ``contract`` or
+        ``transcript``, or one of them (or a contract field) has the wrong type.
+    """
+    prefix = f"{where}." if where else ""
+    if not isinstance(case, Mapping):
+        raise CaseFormatError(f"{where or 'case'}: expected an object, got {_type_name(case)}")
+    for key in ("case_id", "contract", "transcript"):
+        if key not in case and not (key == "contract" and default is not None):
+            raise CaseFormatError(f"{prefix}{key}: missing")
+    case_id = case["case_id"]
+    if isinstance(case_id, bool) or not isinstance(case_id, (str, int)):
+        raise CaseFormatError(f"{prefix}case_id: expected a string, got {_type_name(case_id)}")
+    if "contract" not in case:
+        return case_id, default, _transcript(case["transcript"], prefix)
+    contract = case["contract"]
+    rules = None if contracts is None else contracts.get(id(contract))
+    if rules is None:
+        rules = read_contract(contract, field=f"{prefix}contract")
+        if contracts is not None:
+            contracts[id(contract)] = rules
+    return case_id, rules, _transcript(case["transcript"], prefix)
+
+
+def _transcript(transcript: Any, prefix: str) -> list:
+    if not isinstance(transcript, list):
+        raise CaseFormatError(f"{prefix}transcript: expected a list of events, got {_type_name(transcript)}")
+    return transcript
