@@ -48,7 +48,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import xarray as xr
@@ -119,7 +119,7 @@ def tau_bench(
     folder = Path(specs_dir) if specs_dir is not None else find_specs_dir(Path(__file__).parent)
     contracts = {name: load_contract(f"tau_{name}", specs_dir=folder) for name in DOMAINS}
     files = [read_tau_file(p) for p in paths]
-    conversations: list[tuple[tuple[str, str, str, int, str], TauRecord]] = []
+    conversations: list[tuple[_Key, TauRecord]] = []
     warnings: list[str] = []
     system_models: dict[str, str] = {}
     user_models: dict[str, str] = {}
@@ -131,7 +131,7 @@ def tau_bench(
         user_models.setdefault(user_sim, tau_file.user_model)
         warnings.extend(tau_file.warnings)
         for record in tau_file.records:
-            conversations.append(((label, f"tau_{file_domain}", user_sim, record.trial, record.task_id), record))
+            conversations.append((_Key(label, f"tau_{file_domain}", user_sim, record.trial, record.task_id), record))
     return _build_cube(conversations, contracts, warnings, system_models, user_models, store)
 
 
@@ -179,33 +179,34 @@ def write_tools(domain_contract: Contract) -> frozenset[str]:
     return frozenset(domain_contract.roles["planned_write"]) - frozenset(domain_contract.roles["read_only"])
 
 
-def _labels(values: Iterable[Any]) -> list[Any]:
-    return sorted(set(values), key=lambda v: (str(type(v)), v))
+class _Key(NamedTuple):
+    """Where a conversation sits in the cube (condition is always :data:`CONDITION`)."""
+
+    system: str
+    role: str
+    user_sim: str
+    trial: int
+    task_id: str
 
 
 def _build_cube(
-    conversations: list[tuple[tuple[str, str, str, int, str], TauRecord]],
+    conversations: list[tuple[_Key, TauRecord]],
     contracts: Mapping[str, Contract],
     warnings: list[str],
     system_models: Mapping[str, str],
     user_models: Mapping[str, str],
     store: TranscriptStore | PathLike | None,
 ) -> xr.Dataset:
-    unique: dict[tuple[str, str, str, int, str], TauRecord] = {}
+    unique: dict[_Key, TauRecord] = {}
     for key, record in conversations:
         if key in unique:
-            warnings.append(f"system {key[0]}: task {key[4]} trial {key[3]} appears twice; the later record ignored")
-            continue
-        unique[key] = record
-    task_ids, items = item_labels(k[4] for k in unique)
-    item_of = dict(zip(task_ids, items, strict=True))
-    systems = _labels(k[0] for k in unique)
-    roles = _labels(k[1] for k in unique)
-    user_sims = _labels(k[2] for k in unique)
-    trials = _labels(k[3] for k in unique)
+            warnings.append(f"system {key.system}: task {key.task_id} trial {key.trial} appears twice; the later record ignored")
+        else:
+            unique[key] = record
+    keys, records = list(unique), list(unique.values())
     transcripts = [
         Transcript(
-            role=key[1],
+            role=key.role,
             events=record.events,
             scenario={
                 "task_id": record.task_id,
@@ -214,15 +215,20 @@ def _build_cube(
                 "gold_actions": list(record.gold_actions),
             },
         )
-        for key, record in unique.items()
+        for key, record in zip(keys, records, strict=True)
     ]
     horizon = max([t.n_turns for t in transcripts] + [1])
+    task_ids, items = item_labels(k.task_id for k in keys)
+    item_of = dict(zip(task_ids, items, strict=True))
+    systems = sorted({k.system for k in keys})
+    roles = sorted({k.role for k in keys})
+    user_sims = sorted({k.user_sim for k in keys})
     cube = new_cube(
         system=systems,
         role=roles,
         user_sim=user_sims,
         condition=[CONDITION],
-        replicate=trials,
+        replicate=sorted({k.trial for k in keys}),
         item=items,
         turn=horizon,
         principle=TAU_PRINCIPLES,
@@ -236,53 +242,73 @@ def _build_cube(
         attrs={"source": "tau-bench/tau2-bench recorded conversations", "warnings": warnings},
     )
     cube["recorded_reward"] = xr.full_like(cube["transcript_id"], np.nan, dtype=float)
-    severity = cube["severity"].transpose(*S.SEVERITY_DIMS).values.copy()
-    missing = cube["missing_count"].values.copy()
-    index = {dim: {label: i for i, label in enumerate(cube[dim].values.tolist())} for dim in S.CONVERSATION_DIMS}
-    judge_at = {j: i for i, j in enumerate(TAU_JUDGES)}
-    principle_at = {p: i for i, p in enumerate(TAU_PRINCIPLES)}
-    reason_at = {r: i for i, r in enumerate(S.MISSING_REASONS)}
-    positions = []
-    for (system, role, user_sim, trial, task_id), record, transcript in zip(
-        unique.keys(), unique.values(), transcripts, strict=True
-    ):
-        pos = (
-            index["system"][system],
-            index["role"][role],
-            index["user_sim"][user_sim],
-            0,
-            index["replicate"][trial],
-            index["item"][item_of[task_id]],
+    label_at = {dim: {label: i for i, label in enumerate(cube[dim].values.tolist())} for dim in S.CONVERSATION_DIMS}
+    positions = [
+        (
+            label_at["system"][k.system],
+            label_at["role"][k.role],
+            label_at["user_sim"][k.user_sim],
+            label_at["condition"][CONDITION],
+            label_at["replicate"][k.trial],
+            label_at["item"][item_of[k.task_id]],
         )
-        positions.append(pos)
+        for k in keys
+    ]
+    for pos, record, transcript in zip(positions, records, transcripts, strict=True):
         cube["transcript_id"].values[pos] = transcript.id
         cube["ended"].values[pos] = "completed"
         cube["recorded_reward"].values[pos] = np.nan if record.reward is None else record.reward
-        final = max(transcript.n_turns, 1) - 1
-        if record.reward is None:
-            code = S.MISSING
-            missing[judge_at["reward"], reason_at["not_recorded"]] += 1
-        else:
-            code = S.FULL_ADHERENCE if record.reward >= SUCCESS_THRESHOLD else S.CLEAR_BREACH
-        severity[pos + (final, principle_at["task_success"], judge_at["reward"])] = code
 
-    domain_contracts = [contracts[key[1].removeprefix("tau_")] for key in unique]
-    case_contracts = [task_contract(c, r.gold_actions) for c, r in zip(domain_contracts, unique.values(), strict=True)]
-    contract_codes, reasons = contract_severities(
-        transcripts, case_contracts, principle_ids=TAU_PRINCIPLES, horizon=horizon
-    )
-    consent_codes = consent_severities(transcripts, [write_tools(c) for c in domain_contracts], horizon=horizon)
-    for row, pos in enumerate(positions):
-        severity[pos + (slice(None), slice(None), judge_at["contract"])] = contract_codes[row]
-        severity[pos + (slice(None), principle_at["user_consent"], judge_at["consent"])] = consent_codes[row]
-    for reason in reasons:
-        if reason is not None:
-            missing[judge_at["contract"], reason_at[reason]] += 1
-    cube["severity"] = (S.SEVERITY_DIMS, severity)
-    cube["missing_count"].values[:] = missing
+    domain_contracts = [contracts[k.role.removeprefix("tau_")] for k in keys]
+    judged = {
+        "reward": _reward_severities(records, transcripts, horizon),
+        "contract": contract_severities(
+            transcripts,
+            [task_contract(c, r.gold_actions) for c, r in zip(domain_contracts, records, strict=True)],
+            principle_ids=TAU_PRINCIPLES,
+            horizon=horizon,
+        ),
+        "consent": _on_principle(
+            consent_severities(transcripts, [write_tools(c) for c in domain_contracts], horizon=horizon),
+            "user_consent",
+        ),
+    }
+    severity = cube["severity"].values
+    missing = cube["missing_count"]
+    for j, judge in enumerate(TAU_JUDGES):
+        codes, reasons = judged[judge]
+        for row, pos in enumerate(positions):
+            severity[pos + (slice(None), slice(None), j)] = codes[row]
+        for reason in filter(None, reasons):
+            missing.loc[{"judge": judge, "missing_reason": reason}] += 1
     if store is not None:
         target = store if isinstance(store, TranscriptStore) else TranscriptStore(store)
         target.put(transcripts)
         if target is not store:
             target.close()
     return cube
+
+
+def _on_principle(codes: np.ndarray, principle: str) -> tuple[np.ndarray, list[str | None]]:
+    """(conversation x turn) codes placed on one principle; -2 on the others; no missing."""
+    out = np.full(codes.shape + (len(TAU_PRINCIPLES),), S.NOT_APPLICABLE, dtype=np.int8)
+    out[..., TAU_PRINCIPLES.index(principle)] = codes
+    return out, [None] * len(codes)
+
+
+def _reward_severities(
+    records: Sequence[TauRecord], transcripts: Sequence[Transcript], horizon: int
+) -> tuple[np.ndarray, list[str | None]]:
+    """The ``reward`` judge on ``task_success``: on the final assistant turn only."""
+    codes = np.full((len(records), horizon), S.NOT_APPLICABLE, dtype=np.int8)
+    reasons: list[str | None] = []
+    for row, (record, transcript) in enumerate(zip(records, transcripts, strict=True)):
+        final = max(transcript.n_turns, 1) - 1
+        if record.reward is None:
+            codes[row, final] = S.MISSING
+            reasons.append("not_recorded")
+        else:
+            codes[row, final] = S.FULL_ADHERENCE if record.reward >= SUCCESS_THRESHOLD else S.CLEAR_BREACH
+            reasons.append(None)
+    out, _ = _on_principle(codes, "task_success")
+    return out, reasons
