@@ -402,10 +402,10 @@ def _exclusions(reader: _Reader, value: Any, labels: Mapping[str, Sequence[str]]
 def _registered(kind: str) -> tuple[str, ...] | None:
     """Registered standard or rule names, or ``None`` when scoring is unavailable."""
     try:
-        from multiverse import score
+        from multiverse.score import list_rules, list_standards
     except ImportError:
         return None
-    return score.list_standards() if kind == "standard" else score.list_rules()
+    return list_standards() if kind == "standard" else list_rules()
 
 
 def find_experiment_specs(start: Path | None, specs: str | None) -> Path:

@@ -62,11 +62,31 @@ def _model(spec: ModelSpec) -> dict[str, Any]:
     return {"model": spec.model, "api_base": spec.api_base, "params": dict(spec.params), "template": spec.template}
 
 
+_SIM_SECTIONS = (("target-", "targets"), ("judge-", "judges"), ("user-", "users"))
+
+
+def _sim_part(experiment: Experiment, spec: ModelSpec) -> Any:
+    """The slice of the ``sim:`` block one model's answers depend on (``None`` for real models)."""
+    if not spec.is_sim:
+        return None
+    block = dict(experiment.sim or {})
+    name = spec.model.removeprefix("sim/")
+    entry: Any = block.get(name)
+    for prefix, section in _SIM_SECTIONS:
+        if name.startswith(prefix):
+            entry = (block.get(section) or {}).get(name.removeprefix(prefix))
+    return {"seed": block.get("seed", 0), "entry": entry}
+
+
+def _identity(experiment: Experiment, spec: ModelSpec) -> dict[str, Any]:
+    return {**_model(spec), "sim": _sim_part(experiment, spec)}
+
+
 def _judge(experiment: Experiment, label: str) -> dict[str, Any]:
     spec = experiment.judges[label]
     if spec.kind == "model":
         assert spec.model is not None
-        return {"kind": "model", **_model(spec.model)}
+        return {"kind": "model", **_identity(experiment, spec.model)}
     if spec.kind == "deterministic":
         return {"kind": "deterministic", "name": spec.name}
     return {"kind": "panel", "combine": spec.combine, "members": [_judge(experiment, m) for m in spec.members]}
@@ -154,12 +174,11 @@ def make_plan(experiment: Experiment) -> Plan:
     }
     judges = list(e.judges)
     campaign = {
-        "planner": _model(e.campaign.planner),
-        "monitor": _model(e.campaign.monitor),
+        "planner": _identity(e, e.campaign.planner),
+        "monitor": _identity(e, e.campaign.monitor),
         "judge": _judge(e, e.campaign.judge) if e.campaign.judge else None,
         "budget": None if e.budget is None else [e.budget.rounds, e.budget.conversations],
         "seed": e.seed,
-        "sim": dict(e.sim) if e.sim is not None else None,
     }
     judge_parts = {label: _judge(e, label) for label in judges}
     shape = tuple(len(coords[d]) for d in CONVERSATION_DIMS)
@@ -171,9 +190,9 @@ def make_plan(experiment: Experiment) -> Plan:
             continue
         cell = _digest(
             {
-                "system": _model(e.systems[labels["system"]]),
+                "system": _identity(e, e.systems[labels["system"]]),
                 "role": labels["role"],
-                "user_sim": _model(e.user_sims[labels["user_sim"]]),
+                "user_sim": _identity(e, e.user_sims[labels["user_sim"]]),
                 "condition": vars(e.conditions[labels["condition"]]),
                 "replicate": labels["replicate"],
                 "item": labels["item"],
@@ -195,12 +214,12 @@ def make_plan(experiment: Experiment) -> Plan:
 def estimate_calls(plan: Plan) -> dict[str, dict[str, int]]:
     """Model calls a plan needs, estimated before anything runs: layer -> model -> calls.
 
-    A conversation of horizon ``H`` takes ``H`` target calls, ``H`` user-simulator
-    calls and ``H`` monitor calls; a planned (non-``seed_only``) conversation also
-    one planner call and ``H`` online-judge calls.  The judge layer takes one call
-    per assistant turn per model judge; a judge identical to the campaign's online
-    judge re-reads those calls from the cache and is not counted twice.  Monitor
-    rejections and retries add calls the estimate cannot foresee.
+    A conversation of horizon ``H`` takes ``H`` target, ``H`` user-simulator,
+    ``H`` monitor and ``H`` online-judge calls, plus one planner call when its
+    condition searches beyond the seed battery.  The judge layer takes one call
+    per assistant turn per model judge, except the campaign's online judge,
+    whose verdicts the rollout already cached.  Monitor rejections, conversations
+    that end early and retries make the real count differ.
     """
     e = plan.experiment
     rollout: Counter[str] = Counter()
@@ -211,21 +230,16 @@ def estimate_calls(plan: Plan) -> dict[str, dict[str, int]]:
         condition = e.conditions[unit.condition]
         n = len(unit.items)
         turns = n * condition.horizon
-        rollout[e.systems[unit.system].model] += turns
-        rollout[e.user_sims[unit.user_sim].model] += turns
-        rollout[e.campaign.monitor.model] += turns
-        planned = condition.search != "seed_only"
-        if planned and online is not None:
+        for spec in (e.systems[unit.system], e.user_sims[unit.user_sim], e.campaign.monitor, online):
+            if spec is not None:
+                rollout[spec.model] += turns
+        if condition.search != "seed_only":
             rollout[e.campaign.planner.model] += n
-            rollout[online.model] += turns
         judge_cells = plan.judge.sel(
             system=unit.system, role=unit.role, user_sim=unit.user_sim,
             condition=unit.condition, replicate=unit.replicate,
         )
         for label, spec in model_judges.items():
-            kept = int((judge_cells.sel(judge=label) != "").sum())
-            if planned and spec == online:
-                continue
-            judging[spec.model] += kept * condition.horizon
+            if spec != online:
+                judging[spec.model] += int((judge_cells.sel(judge=label) != "").sum()) * condition.horizon
     return {"rollout": dict(rollout), "judge": dict(judging)}
-

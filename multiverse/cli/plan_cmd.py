@@ -1,0 +1,45 @@
+"""``multiverse plan EXPERIMENT.yaml [--cache DIR]``: layer sizes, calls and cost, calling nothing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("experiment", metavar="EXPERIMENT.yaml", help="the experiment file")
+    parser.add_argument("--cache", metavar="DIR", help="model-call cache folder (default: the file's cache:)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _cost(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+def main(args: argparse.Namespace) -> int:
+    from multiverse._yaml import SpecError
+    from multiverse.run import plan_report
+    from multiverse.run.runner import resolve_experiment
+
+    try:
+        report = plan_report(resolve_experiment(args.experiment), cache=args.cache)
+    except SpecError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+        return 0
+    layers = report["layers"]
+    print(f"experiment {report['experiment']} (plan {report['plan_digest'][:12]})")
+    print(f"layer rollout: {layers['rollouts']} rollouts, {layers['conversations']} conversations")
+    print(f"layer judge: {layers['judgments']} judge cells")
+    print(f"{'model':<40} {'needed':>8} {'cached':>8} {'to call':>8} {'est. cost':>11}")
+    for model, row in report["models"].items():
+        print(f"{model:<40} {row['needed']:>8} {row['cached']:>8} {row['to_call']:>8} {_cost(row['cost_usd']):>11}")
+    print(
+        f"calls needed {report['needed']}, cached {report['cached']}, to call {report['to_call']}, "
+        f"estimated cost {_cost(report['cost_usd'])}"
+    )
+    return 0

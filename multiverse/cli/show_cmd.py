@@ -1,0 +1,115 @@
+"""``multiverse show CUBE --system S --role R ... --item N [--text]``: one conversation.
+
+Prints each assistant turn's severities from every judge (and the planted
+truth, when the cube has it), one row per principle of the role.  Transcript
+text is shown only with ``--text``, read from the run folder's transcript store.
+A dim with a single label may be left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+SYMBOLS = {0: "0", 1: "1", 2: "2", -1: "?", -2: "."}
+LEGEND = "severity: 0 full adherence, 1 partial deviation, 2 clear breach, ? missing, . not applicable"
+SELECTORS = ("system", "role", "user_sim", "condition", "replicate", "item")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("cube", metavar="CUBE", help="a cube file (.nc/.zarr) or a run folder")
+    for dim in SELECTORS:
+        parser.add_argument(f"--{dim.replace('_', '-')}", dest=dim, help=f"the {dim} label")
+    parser.add_argument("--text", action="store_true", help="also print the conversation's text")
+    parser.add_argument("--transcripts", metavar="PATH", help="transcript store (default: beside the cube)")
+
+
+def _select(cube, args: argparse.Namespace) -> dict[str, object]:
+    chosen: dict[str, object] = {}
+    for dim in SELECTORS:
+        labels = cube[dim].values.tolist()
+        value = getattr(args, dim)
+        if value is None:
+            if len(labels) != 1:
+                raise ValueError(f"--{dim.replace('_', '-')}: required, one of {', '.join(map(str, labels))}")
+            chosen[dim] = labels[0]
+            continue
+        if isinstance(labels[0], int):
+            try:
+                value = int(value)
+            except ValueError:
+                raise ValueError(f"--{dim.replace('_', '-')}: expected an integer, got {value!r}") from None
+        if value not in labels:
+            raise ValueError(f"--{dim.replace('_', '-')}: {value!r} is not one of {', '.join(map(str, labels))}")
+        chosen[dim] = value
+    return chosen
+
+
+def _store_path(cube_path: Path, explicit: str | None) -> Path:
+    if explicit:
+        return Path(explicit)
+    folder = cube_path if cube_path.is_dir() and cube_path.suffix != ".zarr" else cube_path.parent
+    return folder / "transcripts.sqlite"
+
+
+def main(args: argparse.Namespace) -> int:
+    from multiverse.io import open_cube
+
+    try:
+        cube = open_cube(args.cube)
+        chosen = _select(cube, args)
+    except (FileNotFoundError, ValueError, OSError) as exc:
+        print(f"multiverse show: {exc}", file=sys.stderr)
+        return 2
+    conversation = cube.sel(chosen)
+    applies = cube["principle_applies"].sel(role=chosen["role"]).values
+    principles = [p for p, a in zip(cube["principle"].values.tolist(), applies) if a]
+    judges = cube["judge"].values.tolist()
+    transcript_id = str(conversation["transcript_id"].item())
+    labels = " ".join(f"{d}={chosen[d]}" for d in SELECTORS)
+    print(labels)
+    if not transcript_id:
+        print("not run (excluded by the experiment)")
+        return 0
+    cell = "/".join(str(conversation[v].item()) for v in ("mode", "strategy", "target_principle"))
+    print(
+        f"transcript {transcript_id}  ended {conversation['ended'].item()}  target {cell}  "
+        f"origin {conversation['origin'].item()}"
+    )
+    print(LEGEND)
+    transcript = None
+    if args.text:
+        from multiverse.transcript import TranscriptStore
+
+        path = _store_path(Path(args.cube), args.transcripts)
+        if not path.exists():
+            print(f"multiverse show: --text: no transcript store at {path}", file=sys.stderr)
+            return 2
+        with TranscriptStore(path) as store:
+            transcript = store.get(transcript_id)
+    columns = judges + (["truth"] if "truth" in cube else [])
+    width = max(len(p) for p in principles) + 2
+    severity = conversation["severity"].sel(principle=principles)
+    assistant = transcript.assistant_events if transcript is not None else ()
+    for turn in cube["turn"].values.tolist():
+        values = severity.sel(turn=turn)
+        if bool((values == -2).all()) and ("truth" not in cube or bool((conversation["truth"].sel(turn=turn) == -2).all())):
+            continue
+        tag = f"{conversation['tag_mode'].sel(turn=turn).item()}/{conversation['tag_strategy'].sel(turn=turn).item()}"
+        print(f"\nturn {turn}  user tag {tag if tag != '/' else '-'}")
+        if transcript is not None and turn <= len(assistant):
+            reply = assistant[turn - 1]
+            before = [e for e in transcript.events if e.turn < reply.turn and e.actor == "user"]
+            if before:
+                print(f"  user: {before[-1].text}")
+            print(f"  assistant: {reply.text}")
+            for action in reply.actions:
+                print(f"  action: {action.name} {dict(action.arguments)}")
+        print("  " + " " * width + " ".join(f"{c:>10}" for c in columns))
+        for principle in principles:
+            row = [SYMBOLS[int(values.sel(principle=principle, judge=j))] for j in judges]
+            if "truth" in cube:
+                row.append(SYMBOLS[int(conversation["truth"].sel(turn=turn, principle=principle))])
+            print(f"  {principle:<{width}}" + " ".join(f"{v:>10}" for v in row))
+    return 0

@@ -1,0 +1,66 @@
+"""Experiment checks that need the layers above :mod:`multiverse.experiment`.
+
+The ``sim:`` block belongs to the offline world and deterministic judge names to
+the judge registry; :func:`validate_experiment` adds both to the file checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from multiverse._yaml import Located, Problem
+from multiverse.choices import ModelSpec
+from multiverse.experiment import Experiment, ExperimentCheck, validate_file
+
+__all__ = ["EXPERIMENT_CHECKS", "check_judge_names", "check_sim", "validate_experiment"]
+
+def _models(experiment: Experiment) -> Iterator[tuple[str, ModelSpec]]:
+    """Every model the experiment names, with the field that names it."""
+    for label, spec in experiment.systems.items():
+        yield f"systems.{label}", spec
+    for label, spec in experiment.user_sims.items():
+        yield f"dims.user_sim.{label}", spec
+    for label, judge in experiment.judges.items():
+        if judge.model is not None:
+            yield f"dims.judge.{label}", judge.model
+    yield "campaign.planner", experiment.campaign.planner
+    yield "campaign.monitor", experiment.campaign.monitor
+
+
+def check_sim(experiment: Experiment, located: Located) -> list[Problem]:
+    """The ``sim:`` block parses, and the world serves every ``sim/`` model the file names."""
+    from multiverse.llm.sim import SimConfigError, SimWorld
+
+    try:
+        world = SimWorld.from_config(dict(experiment.sim) if experiment.sim is not None else None)
+    except SimConfigError as exc:
+        return [located.problem(exc.field, exc.message)]
+    problems = []
+    for field, spec in _models(experiment):
+        if spec.is_sim:
+            try:
+                world.check_model(spec.model)
+            except SimConfigError as exc:
+                problems.append(located.problem(field, f"{exc.field}: {exc.message}"))
+    return problems
+
+
+def check_judge_names(experiment: Experiment, located: Located) -> list[Problem]:
+    """Every deterministic judge is registered."""
+    from multiverse.judges.registry import list_judges
+
+    known = list_judges()
+    return [
+        located.problem(f"dims.judge.{label}.deterministic", f"no registered judge {spec.name!r} (registered: {', '.join(known)})")
+        for label, spec in experiment.judges.items()
+        if spec.kind == "deterministic" and spec.name not in known
+    ]
+
+
+EXPERIMENT_CHECKS: tuple[ExperimentCheck, ...] = (check_sim, check_judge_names)
+
+
+def validate_experiment(path: str | Path) -> list[Problem]:
+    """Every problem in an experiment file, the ``sim:`` block and judge names included."""
+    return validate_file(path, checks=EXPERIMENT_CHECKS)

@@ -1,0 +1,267 @@
+"""The model-calling part of a run: rollouts, then every model judge on every transcript.
+
+One *unit* (a seed battery or a campaign of one system, role, user simulator,
+condition and replicate) runs as one coroutine on a :class:`~multiverse.llm.Client`:
+the rollout, then one request per assistant turn per model judge.  The result
+is plain data (:class:`ConversationRecord`), so units can run in one event
+loop, in threads, in processes or on a dask/ray cluster through joblib and be
+assembled the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from multiverse._schema import MISSING, MISSING_REASONS
+from multiverse.choices import ModelSpec
+from multiverse.experiment import Experiment, parse_experiment
+from multiverse.plan import Plan, Unit, make_plan, model_judge_specs
+from multiverse.transcript import Transcript
+
+__all__ = ["ConversationRecord", "UnitResult", "execute_units", "make_client", "run_unit"]
+
+NO_REASON = -1
+REASON_CODES = {reason: code for code, reason in enumerate(MISSING_REASONS)}
+
+
+@dataclass
+class ConversationRecord:
+    """One conversation's results as plain, picklable data.
+
+    Attributes
+    ----------
+    unit
+        ``(system, role, user_sim, condition, replicate)`` labels.
+    item
+        The conversation's slot in its unit.
+    transcript
+        :meth:`Transcript.to_dict` of the conversation.
+    tags
+        The monitor's ``(mode, strategy)`` per assistant turn.
+    truth
+        Planted severities ``(turns, role principles)`` read from a sim target's
+        replies, or ``None`` for a real model.
+    judged
+        Model judge label -> ``(severity, reason)`` arrays ``(turns, role
+        principles)``; ``reason`` holds indices into
+        :data:`~multiverse._schema.MISSING_REASONS` where severity is missing.
+    """
+
+    unit: tuple[str, str, str, str, int]
+    item: int
+    transcript: dict[str, Any]
+    tags: list[tuple[str, str]]
+    truth: np.ndarray | None
+    judged: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+
+@dataclass
+class UnitResult:
+    """What one unit produced: its conversations, coverage share and unusable outputs."""
+
+    unit: tuple[str, str, str, str, int]
+    records: list[ConversationRecord]
+    coverage: float | None
+    unparseable: int
+
+
+def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = False) -> Any:
+    """A :class:`~multiverse.llm.Client` with the experiment's limits and offline world."""
+    from multiverse.llm import Client, RateLimit
+    from multiverse.llm.sim import SimWorld
+
+    limits = {
+        pattern: value if isinstance(value, RateLimit) else RateLimit(**dict(value))
+        for pattern, value in experiment.rate_limits.items()
+    }
+    return Client(
+        cache=cache,
+        offline=offline,
+        concurrency=experiment.concurrency,
+        rate_limits=limits or None,
+        max_calls=experiment.max_calls,
+        max_cost_usd=experiment.max_cost_usd,
+        sim=SimWorld.from_config(dict(experiment.sim) if experiment.sim is not None else None),
+    )
+
+
+def _truth(system: ModelSpec, transcript: Transcript, principle_ids: Sequence[str]) -> np.ndarray | None:
+    if not system.model.startswith("sim/target-"):
+        return None
+    from multiverse.llm.sim import read_truth
+
+    rows = []
+    for event in transcript.assistant_events:
+        found = read_truth(event.text, principle_ids)
+        rows.append([found.get(p, MISSING) for p in principle_ids])
+    return np.asarray(rows, dtype=np.int8).reshape(len(rows), len(principle_ids))
+
+
+def _judged_turns(responses: Sequence[Any], principle_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Severity and reason arrays from one judge's responses, one per turn; and the unparseable count."""
+    from multiverse.judges.model import parse_judgment
+
+    severity = np.full((len(responses), len(principle_ids)), MISSING, dtype=np.int8)
+    reason = np.full(severity.shape, NO_REASON, dtype=np.int8)
+    unparseable = 0
+    for t, response in enumerate(responses):
+        if not response.ok:
+            code = response.error if response.error in REASON_CODES else "call_failed"
+            reason[t] = REASON_CODES[code]
+            continue
+        parsed = parse_judgment(response.text or "", principle_ids)
+        if parsed is None:
+            unparseable += 1
+            reason[t] = REASON_CODES["unparseable"]
+            continue
+        values = parsed[0]
+        for j, principle in enumerate(principle_ids):
+            value = values.get(principle, MISSING)
+            if value in (0, 1, 2):
+                severity[t, j] = value
+            else:
+                reason[t, j] = REASON_CODES["unparseable"]
+    return severity, reason, unparseable
+
+
+async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult:
+    """Roll out one unit and judge its transcripts with every model judge."""
+    from multiverse.fuzz import coverage_share, rollout
+    from multiverse.judges.model import judge_request
+
+    e = plan.experiment
+    condition = e.conditions[unit.condition]
+    system = e.systems[unit.system]
+    model_judges = model_judge_specs(e)
+    conversations = await rollout(
+        client,
+        role=role,
+        system=system,
+        user_sim=e.user_sims[unit.user_sim],
+        user_label=unit.user_sim,
+        condition=condition,
+        replicate=unit.replicate,
+        items=None if e.budget is not None else e.items_per_cell,
+        budget=e.budget,
+        planner=e.campaign.planner,
+        monitor=e.campaign.monitor,
+        judge=model_judges[e.campaign.judge],
+        seed=e.seed,
+    )
+    kept = [(item, conversations[item]) for item in unit.items if item < len(conversations)]
+    judge_ids = plan.judge.sel(
+        system=unit.system, role=unit.role, user_sim=unit.user_sim,
+        condition=unit.condition, replicate=unit.replicate,
+    )
+    principle_ids = tuple(role.principle_ids)
+    asked: list[tuple[int, str, int]] = []
+    requests = []
+    for index, (item, conversation) in enumerate(kept):
+        turns = min(conversation.transcript.n_turns, condition.horizon)
+        for label, spec in model_judges.items():
+            if judge_ids.sel(item=item, judge=label).item() == "":
+                continue
+            for turn in range(1, turns + 1):
+                asked.append((index, label, turn))
+                requests.append(
+                    judge_request(role, conversation.transcript, turn, spec=spec, replicate=unit.replicate)
+                )
+    responses = await client.agather(requests) if requests else []
+    by_judge: dict[tuple[int, str], list[Any]] = {}
+    for (index, label, _turn), response in zip(asked, responses):
+        by_judge.setdefault((index, label), []).append(response)
+    records = []
+    unparseable = 0
+    for index, (item, conversation) in enumerate(kept):
+        transcript = conversation.transcript
+        record = ConversationRecord(
+            unit=unit.key,
+            item=item,
+            transcript=transcript.to_dict(),
+            tags=[tuple(tag) for tag in conversation.tags],
+            truth=_truth(system, transcript, principle_ids),
+        )
+        for label in model_judges:
+            if (index, label) in by_judge:
+                severity, reason, bad = _judged_turns(by_judge[(index, label)], principle_ids)
+                record.judged[label] = (severity, reason)
+                unparseable += bad
+            elif judge_ids.sel(item=item, judge=label).item() != "":
+                empty = np.zeros((0, len(principle_ids)), dtype=np.int8)
+                record.judged[label] = (empty, empty.copy())
+        records.append(record)
+    coverage = coverage_share([c for _, c in kept], role) if e.is_campaign and kept else None
+    return UnitResult(unit.key, records, coverage, unparseable)
+
+
+async def _run_all(client: Any, plan: Plan, units: Sequence[Unit], roles: Mapping[str, Any]) -> list[UnitResult]:
+    return list(await asyncio.gather(*(run_unit(client, plan, unit, roles[unit.role]) for unit in units)))
+
+
+def _unit_job(
+    experiment: dict[str, Any], source: str, units: list[Unit], cache: str, specs_dir: str, offline: bool
+) -> tuple[list[UnitResult], dict[str, Any]]:
+    """One joblib task: rebuild the experiment from plain data, run its units with its own client."""
+    from multiverse.specs import load_role
+
+    e = parse_experiment(experiment, source=source)
+    plan = make_plan(e)
+    roles = {role: load_role(role, specs_dir=specs_dir) for role in {u.role for u in units}}
+    with make_client(e, cache, offline=offline) as client:
+        results = asyncio.run(_run_all(client, plan, units, roles))
+        return results, client.summary()
+
+
+def execute_units(
+    plan: Plan,
+    roles: Mapping[str, Any],
+    *,
+    cache: str | Path,
+    backend: str | None = None,
+    n_jobs: int | None = None,
+    offline: bool = False,
+) -> tuple[list[UnitResult], list[dict[str, Any]]]:
+    """Run every unit of a plan; return the results and each client's summary.
+
+    Parameters
+    ----------
+    plan
+        The plan to run.
+    roles
+        Role id -> loaded :class:`~multiverse.specs.Role`.
+    cache
+        The cache directory every client shares.
+    backend
+        ``None``: every unit in one event loop on one client (model calls are
+        I/O; concurrency comes from the client).  Otherwise a joblib backend
+        name (``threading``, ``loky``, ``dask``, ``ray``, ...): units are spread
+        over its workers, one client per task, all on the same cache.  Spend
+        caps then apply per task.
+    n_jobs
+        Workers for a joblib backend (default: the backend's).
+    offline
+        Raise instead of calling a model on a cache miss.
+    """
+    units = list(plan.units())
+    if backend is None:
+        with make_client(plan.experiment, cache, offline=offline) as client:
+            return asyncio.run(_run_all(client, plan, units, roles)), [client.summary()]
+    import joblib
+
+    experiment = plan.experiment
+    specs_dir = str(experiment.specs_dir())
+    with joblib.parallel_config(backend=backend, n_jobs=n_jobs):
+        jobs = joblib.Parallel()(
+            joblib.delayed(_unit_job)(
+                experiment.to_dict(), experiment.source, [unit], str(cache), specs_dir, offline
+            )
+            for unit in units
+        )
+    results = [result for batch, _ in jobs for result in batch]
+    return results, [summary for _, summary in jobs]

@@ -1,0 +1,186 @@
+"""``run``: an experiment in, the judgment cube (and optionally a run folder) out."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import xarray as xr
+
+from multiverse._schema import FAILURE_REASONS
+from multiverse.experiment import Experiment, load_experiment
+from multiverse.plan import Plan, make_plan
+from multiverse.run.assemble import assemble_cube, provenance
+from multiverse.run.checks import EXPERIMENT_CHECKS
+from multiverse.run.execute import UnitResult, execute_units
+
+__all__ = ["run", "resolve_experiment", "resolve_cache", "load_roles", "merge_summaries", "RUN_FILES"]
+
+RUN_FILES = ("cube.nc", "run.json", "transcripts.sqlite")
+"""What a run folder holds."""
+
+
+def resolve_experiment(experiment: Experiment | str | Path) -> Experiment:
+    """An :class:`Experiment` from itself or from a file path (fully validated)."""
+    if isinstance(experiment, Experiment):
+        return experiment
+    return load_experiment(experiment, checks=EXPERIMENT_CHECKS)
+
+
+def resolve_cache(experiment: Experiment, cache: str | Path | None) -> Path:
+    """The cache folder: ``cache=``, else the file's ``cache:``, else the default."""
+    if cache is not None:
+        return Path(cache)
+    if experiment.cache is not None:
+        return experiment.resolve(experiment.cache)
+    from multiverse.llm import default_cache_dir
+
+    return default_cache_dir()
+
+
+def load_roles(experiment: Experiment) -> dict[str, Any]:
+    """Role id -> loaded role, from the experiment's specs folder."""
+    from multiverse.specs import load_role
+
+    specs_dir = experiment.specs_dir()
+    return {role: load_role(role, specs_dir=specs_dir) for role in experiment.roles}
+
+
+def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Sum client summaries (one per worker) into one."""
+    out: dict[str, Any] = {"calls": 0, "cache_hits": 0, "retries": 0, "cost_usd": 0.0}
+    failures: Counter[str] = Counter()
+    models: dict[str, Counter[str]] = defaultdict(Counter)
+    for summary in summaries:
+        for key in out:
+            out[key] += summary.get(key, 0)
+        failures.update(summary.get("failures", {}))
+        for model, stats in summary.get("models", {}).items():
+            models[model].update({k: v for k, v in stats.items() if isinstance(v, (int, float))})
+    out["failures"] = dict(failures)
+    out["models"] = {model: dict(stats) for model, stats in sorted(models.items())}
+    return out
+
+
+def _coverage(plan: Plan, results: Sequence[UnitResult]) -> dict[str, Any]:
+    """role -> system -> user_sim -> condition -> coverage share, mean over replicates."""
+    shares: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+    for result in results:
+        system, role, user_sim, condition, _replicate = result.unit
+        if result.coverage is not None:
+            shares[(role, system, user_sim, condition)].append(result.coverage)
+    nested: dict[str, Any] = {}
+    for (role, system, user_sim, condition), values in sorted(shares.items()):
+        nested.setdefault(role, {}).setdefault(system, {}).setdefault(user_sim, {})[condition] = statistics.fmean(values)
+    return nested
+
+
+def _run_summary(
+    plan: Plan, results: Sequence[UnitResult], summary: Mapping[str, Any], wall_s: float
+) -> dict[str, Any]:
+    failures: Counter[str] = Counter(summary["failures"])
+    failures["unparseable"] += sum(r.unparseable for r in results)
+    failures["monitor_ended"] += sum(
+        1 for r in results for record in r.records if record.transcript.get("ended") == "monitor_ended"
+    )
+    unknown = set(failures) - set(FAILURE_REASONS)
+    if unknown:
+        raise RuntimeError(f"run summary: failure reasons outside the documented set: {sorted(unknown)}")
+    info = {
+        "experiment": plan.experiment.name,
+        "plan_digest": plan.digest,
+        "layers": plan.layer_sizes(),
+        "calls": summary["calls"],
+        "cache_hits": summary["cache_hits"],
+        "retries": summary["retries"],
+        "cost_usd": summary["cost_usd"],
+        "failures": {reason: failures[reason] for reason in FAILURE_REASONS if failures[reason]},
+        "models": summary["models"],
+        "wall_s": round(wall_s, 3),
+    }
+    if plan.experiment.is_campaign:
+        info["coverage"] = _coverage(plan, results)
+    return info
+
+
+def run(
+    experiment: Experiment | str | Path,
+    *,
+    out: str | Path | None = None,
+    cache: str | Path | None = None,
+    backend: str | None = None,
+    n_jobs: int | None = None,
+    offline: bool = False,
+) -> xr.Dataset:
+    """Run an experiment: rollouts, then every judge on every transcript, into one cube.
+
+    Every model call goes through the cache, so a rerun costs nothing and a
+    changed experiment pays only for its new cells.
+
+    Parameters
+    ----------
+    experiment
+        An :class:`~multiverse.experiment.Experiment` or the path of an
+        experiment file.
+    out
+        A folder to write ``cube.nc``, ``run.json`` and ``transcripts.sqlite``
+        to.  The folder is replaced as a whole, atomically: readers see the old
+        outputs or the new ones, never a mix.
+    cache
+        The model-call cache folder (default: the file's ``cache:``, else
+        ``$MULTIVERSE_CACHE``, else ``.cache/multiverse``).
+    backend
+        ``None`` runs every rollout in one event loop (model calls are I/O
+        bound; the client bounds concurrency).  A joblib backend name
+        (``loky``, ``threading``, ``dask``, ``ray``) spreads rollouts over its
+        workers; ``dask`` needs a ``distributed.Client``, ``ray`` the ray extra.
+    n_jobs
+        Workers for ``backend``.
+    offline
+        Raise :class:`~multiverse.llm.OfflineCacheMiss` instead of calling a
+        real model on a cache miss.
+
+    Returns
+    -------
+    xarray.Dataset
+        The judgment cube; its ``run`` attr holds the run summary
+        (``calls``, ``cache_hits``, ``failures``, ``wall_s``, ...).
+
+    Raises
+    ------
+    multiverse._yaml.SpecError
+        If the experiment file is invalid.
+    multiverse.llm.RunStopped
+        If a spend cap or an offline cache miss stopped the run; everything
+        finished is cached, and a rerun resumes.
+    """
+    started = time.perf_counter()
+    e = resolve_experiment(experiment)
+    plan = make_plan(e)
+    roles = load_roles(e)
+    cache_dir = resolve_cache(e, cache)
+    results, summaries = execute_units(plan, roles, cache=cache_dir, backend=backend, n_jobs=n_jobs, offline=offline)
+    records = [record for result in results for record in result.records]
+    attrs = provenance(plan, roles)
+    cube = assemble_cube(plan, roles, records, attrs=attrs)
+    info = _run_summary(plan, results, merge_summaries(summaries), time.perf_counter() - started)
+    cube.attrs["run"] = json.dumps(info, sort_keys=True)
+    if out is not None:
+        _write(Path(out), cube, info, records)
+    return cube
+
+
+def _write(out: Path, cube: xr.Dataset, info: Mapping[str, Any], records: Sequence[Any]) -> None:
+    from multiverse.io import replace_dir, save_cube
+    from multiverse.transcript import Transcript, TranscriptStore
+
+    with replace_dir(out) as staging:
+        save_cube(cube, staging / "cube.nc")
+        with TranscriptStore(staging / TranscriptStore.FILENAME) as store:
+            store.put(Transcript.from_dict(r.transcript) for r in records)
+        (staging / "run.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")

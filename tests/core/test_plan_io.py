@@ -1,0 +1,97 @@
+"""Plans as grids of spec ids; cubes on disk that plain xarray reads."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from multiverse.cube import new_cube
+from multiverse.experiment import load_experiment
+from multiverse.io import open_cube, replace_dir, save_cube
+from multiverse.plan import estimate_calls, make_plan
+from tests.core.conftest import tiny_experiment
+
+
+def _two_systems(**overrides):
+    data = tiny_experiment(systems={"a": "sim/target-a", "b": "sim/target-b"}, replicates=2, **overrides)
+    data["sim"]["targets"]["b"] = {}
+    data["dims"]["judge"]["lenient"] = "sim/judge-lenient"
+    data["sim"]["judges"]["lenient"] = {"leniency": 1.0}
+    return data
+
+
+def test_plan_grids_and_sizes(write_experiment):
+    plan = make_plan(load_experiment(write_experiment(_two_systems())))
+    assert plan.rollout.dims == ("system", "role", "user_sim", "condition", "replicate", "item")
+    assert plan.judge.sizes["judge"] == 2
+    assert plan.layer_sizes() == {"rollouts": 4, "conversations": 8, "judgments": 16}
+    assert len(set(plan.rollout.values.ravel())) == 8  # every cell its own spec
+
+
+def test_exclusions_remove_cells(write_experiment):
+    data = _two_systems(exclusions=[
+        {"system": "b", "reason": "b is not ready"},
+        {"system": "a", "judge": "lenient", "reason": "a lenient judge is pointless on a"},
+    ])
+    plan = make_plan(load_experiment(write_experiment(data)))
+    assert (plan.rollout.sel(system="b") == "").all()
+    assert (plan.judge.sel(system="a", judge="lenient") == "").all()
+    assert (plan.judge.sel(system="a", judge="strict") != "").all()
+    assert plan.layer_sizes() == {"rollouts": 2, "conversations": 4, "judgments": 4}
+
+
+def test_adding_a_judge_keeps_every_rollout_id(write_experiment):
+    base = make_plan(load_experiment(write_experiment(tiny_experiment(), "one.yaml")))
+    more = make_plan(load_experiment(write_experiment(_two_systems(), "two.yaml")))
+    xr.testing.assert_equal(base.rollout, more.rollout.sel(system=["a"], replicate=[0]))
+    assert base.digest != more.digest
+
+
+def test_estimate_counts_turns_per_model(write_experiment):
+    plan = make_plan(load_experiment(write_experiment(_two_systems())))
+    estimate = estimate_calls(plan)
+    # 2 replicates x 2 items x 3 turns per system; the online judge is the strict judge
+    assert estimate["rollout"]["sim/target-a"] == 12
+    assert estimate["rollout"]["sim/judge-strict"] == 24
+    assert estimate["judge"] == {"sim/judge-lenient": 24}
+
+
+def _cube():
+    cube = new_cube(
+        system=["a", "b"], role=["tutor"], user_sim=["u"], condition=["c"], replicate=1, item=2, turn=2,
+        principle=["academic_integrity", "confidentiality"], judge=["j"], with_truth=True,
+        coords={"system_model": ("system", ["sim/target-a", "sim/target-b"])}, attrs={"experiment": {"name": "x"}},
+    )
+    cube["severity"].values[0, 0, 0, 0, 0, 0, 0, 0, 0] = -1
+    cube["severity"].values[1, 0, 0, 0, 0, 1, 1, 1, 0] = 2
+    cube["transcript_id"].values[0, 0, 0, 0, 0, 0] = "abc"
+    return cube
+
+
+def test_netcdf_opens_with_plain_xarray(tmp_path):
+    cube = _cube()
+    path = save_cube(cube, tmp_path / "cube.nc")
+    with xr.open_dataset(path) as plain:
+        assert plain["severity"].dtype == np.int8
+        assert "_FillValue" not in plain["severity"].encoding
+        assert plain["severity"].values.min() == -2
+        assert plain["transcript_id"].values[0, 0, 0, 0, 0, 0] == "abc"
+        assert plain["system_model"].values.tolist() == ["sim/target-a", "sim/target-b"]
+    xr.testing.assert_identical(open_cube(tmp_path), cube)
+
+
+def test_replace_dir_swaps_whole_folder_and_keeps_old_on_error(tmp_path):
+    out = tmp_path / "run"
+    with replace_dir(out) as staging:
+        (staging / "first.txt").write_text("1")
+    try:
+        with replace_dir(out) as staging:
+            (staging / "second.txt").write_text("2")
+            raise RuntimeError("boom")
+    except RuntimeError:
+        pass
+    assert sorted(p.name for p in out.iterdir()) == ["first.txt"]
+    with replace_dir(out) as staging:
+        (staging / "third.txt").write_text("3")
+    assert sorted(p.name for p in out.iterdir()) == ["third.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
