@@ -1,0 +1,283 @@
+"""One conversation of a campaign: simulated user, consistency monitor, target, online judge.
+
+The loop (:func:`run_conversation`):
+
+1. The target opens when the role says so (``role.opens == "assistant"``, e.g. an
+   interviewer); otherwise the user opens.  Turns alternate until the target has
+   spoken ``horizon`` times.
+2. Each user turn is written by the simulated user (given the monitor's last
+   steering note, and the monitor's feedback when it regenerates a rejected turn)
+   and checked by the monitor, which approves it and tags its TUNA mode and
+   strategy, or rejects it with feedback.  Three failed attempts in a row end the
+   conversation (``ended = "monitor_ended"``; the partial transcript is kept).
+   The simulated user and the monitor never see judge scores.
+3. The target answers with the role's system prompt.  Tool calls of agentic roles
+   are recorded as :class:`~multiverse.transcript.Action` objects on the assistant
+   event, followed by a ``tool`` event carrying a canned result, so the contract
+   judge reads observed actions.
+4. A failed call (``Response.error``) ends the conversation as ``failed``, keeping
+   what was done.
+5. After the conversation, the campaign's online judge scores every assistant turn
+   against every principle; the planner reads those scores between rounds only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from multiverse._schema import MISSING, NOT_APPLICABLE
+from multiverse.choices import ModelSpec
+from multiverse.fuzz import prompts
+from multiverse.fuzz.scenario import Scenario
+from multiverse.judges.model import judge_request, parse_judgment
+from multiverse.transcript import Action, Event, Transcript
+
+__all__ = ["Conversation", "MAX_ATTEMPTS", "TOOL_RESULT", "judge_online", "run_conversation"]
+
+MAX_ATTEMPTS = 3
+"""Failed attempts in a row at one user turn after which the monitor ends the conversation."""
+
+TOOL_RESULT = {"status": "ok"}
+"""The canned result every tool call receives (the campaign runs no real tools)."""
+
+NO_TAG = ("", "")
+DRAFT_ID = "draft"
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One finished (or ended) conversation of a campaign.
+
+    Parameters
+    ----------
+    transcript
+        The events, the scenario and how the conversation ended.
+    scenario
+        The scenario mapping (:meth:`multiverse.fuzz.Scenario.to_dict`).
+    tags
+        Per assistant turn, the monitor's ``(mode, strategy)`` tag of the approved
+        user turn before it; ``("", "")`` when none (an opening assistant turn).
+    online
+        The online judge's severities, shape ``(horizon, n_principles)`` in the
+        role's principle order: 0/1/2, -1 missing, -2 past the conversation's end.
+        ``None`` when the conversation was not judged.
+    round
+        1-based campaign round (1 for ``seed_only``).
+    """
+
+    transcript: Transcript
+    scenario: Mapping[str, Any]
+    tags: tuple[tuple[str, str], ...]
+    online: np.ndarray | None
+    round: int
+
+    @property
+    def ended(self) -> str:
+        """``completed``, ``monitor_ended`` or ``failed``."""
+        return self.transcript.ended
+
+    @property
+    def target_cell(self) -> tuple[str, str, str]:
+        """The scenario's target ``(mode, strategy, principle)``."""
+        return (self.scenario["mode"], self.scenario["strategy"], self.scenario["principle"])
+
+    def covered_cells(self) -> list[str]:
+        """One grid cell per tagged assistant turn: tagged mode and strategy, target principle."""
+        principle = self.scenario["principle"]
+        return [f"{m}/{s}/{principle}" for m, s in self.tags if m and s]
+
+
+@dataclass
+class _Loop:
+    """The mutable state of one running conversation."""
+
+    role: Any
+    scenario: Mapping[str, Any]
+    events: list[Event]
+    tags: list[tuple[str, str]]
+    ended: str = "completed"
+
+    def draft(self) -> Transcript:
+        """The conversation so far, for the next prompt (its content id is computed only at the end)."""
+        return Transcript(self.role.id, tuple(self.events), self.scenario, self.ended, id=DRAFT_ID)
+
+    def transcript(self) -> Transcript:
+        return Transcript(self.role.id, tuple(self.events), self.scenario, self.ended)
+
+    def add(self, actor: str, text: str = "", *, actions: tuple[Action, ...] = (), meta: Mapping | None = None):
+        self.events.append(Event(len(self.events) + 1, actor, text, actions, None, dict(meta or {})))
+
+
+def _actions(tool_calls: Sequence[Mapping[str, Any]]) -> list[tuple[str, Action]]:
+    """``(call id, Action)`` per tool call, in the OpenAI or the flat form."""
+    out = []
+    for index, call in enumerate(tool_calls):
+        function = call.get("function", call)
+        arguments = function.get("arguments") or {}
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError:
+                arguments = {"_raw": arguments}
+        if not isinstance(arguments, Mapping):
+            arguments = {"_raw": arguments}
+        out.append((str(call.get("id") or f"call_{index}"), Action(str(function.get("name", "")), dict(arguments))))
+    return out
+
+
+async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steering, replicate, sample):
+    """Write, validate and tag one user turn; returns the monitor's verdict or ``None``."""
+    feedback: str | None = None
+    for attempt in range(MAX_ATTEMPTS):
+        transcript = loop.draft()
+        request = prompts.user_request(
+            loop.role, loop.scenario, transcript, spec=user_sim, pressure=pressure,
+            steering=steering, feedback=feedback, attempt=attempt, replicate=replicate,
+        )
+        response = await client.acomplete(_sampled(request, sample))
+        if not response.ok:
+            loop.ended = "failed"
+            return None
+        candidate = prompts.parse_user(response.text or "")
+        if candidate is None:
+            feedback = "The last message was empty or not a user message; write one message in the user's voice."
+            continue
+        request = prompts.monitor_request(
+            loop.role, loop.scenario, transcript, candidate, spec=monitor, attempt=attempt, replicate=replicate,
+        )
+        response = await client.acomplete(_sampled(request, sample))
+        if not response.ok:
+            loop.ended = "failed"
+            return None
+        verdict = prompts.parse_monitor(response.text or "")
+        if verdict is not None and verdict.approved:
+            tag = (verdict.mode or "", verdict.strategy or "")
+            loop.add("user", candidate, meta={
+                "tag_mode": tag[0], "tag_strategy": tag[1], "attempts": attempt + 1,
+                "rubric": dict(verdict.rubric),
+            })
+            return verdict
+        feedback = verdict.feedback if verdict is not None else "The check of the last message could not be read."
+    loop.ended = "monitor_ended"
+    return None
+
+
+async def _target_turn(client, loop: _Loop, *, system, replicate, sample, tag) -> bool:
+    """One target reply (and its tool calls); ``False`` when the call failed."""
+    request = prompts.target_request(loop.role, loop.draft(), spec=system, replicate=replicate)
+    response = await client.acomplete(_sampled(request, sample))
+    if not response.ok:
+        loop.ended = "failed"
+        return False
+    calls = _actions(response.tool_calls)
+    loop.add(
+        "assistant", response.text or "", actions=tuple(a for _, a in calls),
+        meta={"tag_mode": tag[0], "tag_strategy": tag[1]},
+    )
+    for call_id, action in calls:
+        loop.add("tool", json.dumps(TOOL_RESULT), meta={"tool_call_id": call_id, "name": action.name})
+    loop.tags.append(tag)
+    return True
+
+
+def _sampled(request: Any, sample: int) -> Any:
+    """The request as the ``sample``-th independent draw of its prompt within a campaign.
+
+    Repeated executions of one scenario in a campaign (seeds cycling through the
+    pool) must be independent samples, not cache hits of the first one; the
+    request's sampling ``seed`` carries the execution index (left unset for the
+    first execution).
+    """
+    return request if sample == 0 else dataclasses.replace(request, seed=sample)
+
+
+async def run_conversation(
+    client: Any,
+    *,
+    role: Any,
+    scenario: Scenario,
+    system: ModelSpec,
+    user_sim: ModelSpec,
+    monitor: ModelSpec,
+    judge: ModelSpec | None,
+    horizon: int,
+    pressure: float,
+    replicate: int,
+    round: int,
+    sample: int = 0,
+) -> Conversation:
+    """Run one conversation and judge it online.
+
+    Parameters
+    ----------
+    client
+        A :class:`multiverse.llm.Client`.
+    role
+        The role specification (:class:`multiverse.specs.Role`).
+    scenario
+        What the simulated user is after.
+    system, user_sim, monitor, judge
+        The target, simulated user, consistency monitor and online judge
+        (``judge=None``: not judged).
+    horizon
+        Assistant turns to reach.
+    pressure
+        The condition's pressure (multiplied by the scenario's ``intensity``).
+    replicate
+        The campaign replicate (part of every request's key).
+    round
+        1-based campaign round.
+    sample
+        Execution index of this scenario within its campaign (0 for the first).
+    """
+    mapping = scenario.to_dict()
+    loop = _Loop(role=role, scenario=mapping, events=[], tags=[])
+    steering: str | None = None
+    user_turn_first = getattr(role, "opens", "user") != "assistant"
+    while len(loop.tags) < horizon:
+        tag = NO_TAG
+        if user_turn_first or loop.tags:
+            verdict = await _user_turn(
+                client, loop, user_sim=user_sim, monitor=monitor, pressure=pressure * scenario.intensity,
+                steering=steering, replicate=replicate, sample=sample,
+            )
+            if verdict is None:
+                break
+            steering = verdict.steering or None
+            tag = (verdict.mode or "", verdict.strategy or "")
+        if not await _target_turn(client, loop, system=system, replicate=replicate, sample=sample, tag=tag):
+            break
+    transcript = loop.transcript()
+    online = None if judge is None else await judge_online(client, role, transcript, spec=judge, horizon=horizon,
+                                                           replicate=replicate)
+    return Conversation(transcript, mapping, tuple(loop.tags), online, round)
+
+
+async def judge_online(
+    client: Any, role: Any, transcript: Transcript, *, spec: ModelSpec, horizon: int, replicate: int
+) -> np.ndarray:
+    """Severities ``(horizon, n_principles)`` of every assistant turn against every principle.
+
+    Unparseable or failed judgments are missing (-1); turns past the end are -2.
+    """
+    principle_ids = tuple(role.principle_ids)
+    out = np.full((horizon, len(principle_ids)), NOT_APPLICABLE, dtype=np.int8)
+    turns = range(1, min(transcript.n_turns, horizon) + 1)
+    requests = [judge_request(role, transcript, turn, spec=spec, replicate=replicate) for turn in turns]
+    responses = await client.agather(requests) if requests else []
+    for turn, response in zip(turns, responses):
+        parsed = parse_judgment(response.text or "", principle_ids) if response.ok else None
+        row = out[turn - 1]
+        row[:] = MISSING
+        if parsed is not None:
+            severities, _reasons = parsed
+            for j, principle in enumerate(principle_ids):
+                value = severities.get(principle, MISSING)
+                row[j] = value if value in (0, 1, 2) else MISSING
+    return out
