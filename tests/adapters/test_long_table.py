@@ -77,7 +77,7 @@ def test_unknown_file_type(tmp_path):
         long_table(tmp_path / "judgments.xlsx", **COLUMNS)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 4), st.sampled_from(["a", "b"]), st.sampled_from(["j1", "j2"]),
                           st.integers(1, 3), st.sampled_from([0, 1, 2])), min_size=1, max_size=30,
                 unique_by=lambda r: r[:4]))
