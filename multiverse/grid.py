@@ -151,7 +151,7 @@ def coverage(tags: Any, *, principle_ids: Sequence[str]) -> xr.DataArray:
     codes = []
     for column, categories in (("mode", MODES), ("strategy", STRATEGIES), ("principle", principle_ids)):
         values = frame[column].astype(str).to_numpy()
-        code = pd.Categorical(values, categories=list(categories)).codes
+        code = pd.Index(list(categories)).get_indexer(values)
         unknown = sorted(set(values[code < 0]))
         if unknown:
             raise ValueError(f"coverage: unknown {column} {unknown[:3]}: expected one of {', '.join(categories)}")

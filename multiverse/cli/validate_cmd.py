@@ -2,7 +2,10 @@
 
 Prints one ``path:line: field: message`` line per problem on stdout and exits 0
 when every file is valid, 2 otherwise.  A file's kind comes from its content;
-experiment files are checked by :func:`multiverse.experiment.validate_file`.
+experiment files are checked by :func:`multiverse.run.validate_experiment`
+(:func:`multiverse.experiment.validate_file` plus the ``sim:`` block and judge
+names), or by :func:`multiverse.experiment.validate_file` alone when the run
+layer is not installed.
 Nothing a file contains can make the command print a traceback: an unexpected
 error while checking one file is reported as a problem of that file.
 """
@@ -22,6 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _experiment_validator() -> Callable[[Path], list[Problem]]:
+    try:
+        from multiverse.run import validate_experiment
+
+        return validate_experiment
+    except ImportError:
+        pass
     try:
         from multiverse.experiment import validate_file
     except ImportError as exc:
