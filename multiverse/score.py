@@ -78,6 +78,7 @@ __all__ = [
     "rule_units",
     "score",
     "score_counts",
+    "standard_codes",
 ]
 
 VIOLATED, NOT_VIOLATED = 1, 0
@@ -595,6 +596,29 @@ def score(
         }
     )
     return out
+
+
+def standard_codes(severity: xr.DataArray, standard: str) -> xr.DataArray:
+    """Turn-level violation codes of one standard (1, 0, -1 missing, -2 not applicable).
+
+    Parameters
+    ----------
+    severity
+        Severities with ``turn`` and ``principle`` dims (e.g. ``cube["severity"]``).
+    standard
+        A registered standard.
+
+    See Also
+    --------
+    score, register_standard
+    """
+    fn = _STANDARDS[_pick("standard", [standard], _STANDARDS)[0]]
+    return xr.apply_ufunc(
+        lambda a: np.asarray(fn(np.asarray(a, dtype=np.int8)), dtype=np.int8),
+        severity,
+        input_core_dims=[["turn", "principle"]],
+        output_core_dims=[["turn", "principle"]],
+    ).transpose(*severity.dims)
 
 
 def _valid(scores: xr.DataArray) -> xr.DataArray:

@@ -1,0 +1,46 @@
+"""Cluster bootstrap weights and percentile intervals shared by the analyses.
+
+Resampling whole conversations (or items) with replacement is the same as
+weighting each cluster by a multinomial count; drawing the counts once and
+reusing them keeps every statistic's draws on the same resamples, so their
+dependence is kept (the same draws for every specification of a curve).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+CI_BOUNDS = ("lower", "upper")
+
+
+def cluster_weights(n_clusters: int, *, n_boot: int, seed: int | np.random.Generator = 0) -> np.ndarray:
+    """``(n_boot, n_clusters)`` resampling counts: each row sums to ``n_clusters``."""
+    if n_clusters < 1:
+        raise ValueError("bootstrap: no clusters to resample")
+    if n_boot < 1:
+        raise ValueError(f"bootstrap: n_boot={n_boot}, expected at least 1")
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot)
+
+
+def percentile_interval(draws: np.ndarray, *, ci: float, axis: int = 0) -> np.ndarray:
+    """Equal-tailed percentile interval of ``draws`` along ``axis``; bound axis appended last."""
+    if not 0 < ci < 1:
+        raise ValueError(f"ci={ci}, expected a level between 0 and 1")
+    tail = (1 - ci) / 2
+    bounds = np.nanquantile(draws, [tail, 1 - tail], axis=axis)
+    return np.moveaxis(bounds, 0, -1)
+
+
+def bound_coords() -> dict[str, list[str]]:
+    """Coordinates of the ``ci_bound`` dim."""
+    return {"ci_bound": list(CI_BOUNDS)}
+
+
+def with_interval(estimate: xr.DataArray, bounds: np.ndarray, *, ci: float, n_boot: int) -> xr.Dataset:
+    """A Dataset of ``estimate`` and its interval (dim ``ci_bound``)."""
+    interval = xr.DataArray(bounds, dims=estimate.dims + ("ci_bound",), coords={**estimate.coords, **bound_coords()})
+    out = xr.Dataset({"estimate": estimate, "ci": interval})
+    out.attrs.update({"ci_level": ci, "n_boot": n_boot, "ci_method": "cluster bootstrap, percentile"})
+    return out

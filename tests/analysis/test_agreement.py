@@ -1,0 +1,119 @@
+"""Agreement statistics pinned to krippendorff and statsmodels, and the planted blind judge."""
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
+
+from multiverse.analysis.agreement import agreement, agreement_ci, metric_from_tables, ratings
+
+SCALES = [pytest.param(None, 3, id="three-level-severity"), pytest.param("clear_breach", 2, id="clear-breach-binary"),
+          pytest.param("persistent", 2, id="persistent-binary")]
+
+
+def pair(values, a, b):
+    """The two raters' categories on the units both rated."""
+    flat = values.values.reshape(-1, values.sizes["judge"])
+    labels = list(values["judge"].values)
+    x, y = flat[:, labels.index(a)], flat[:, labels.index(b)]
+    return x, y, (x >= 0) & (y >= 0)
+
+
+@pytest.mark.parametrize("standard, k", SCALES)
+@pytest.mark.parametrize("scale", ["nominal", "ordinal"])
+def test_krippendorff_alpha_matches_the_krippendorff_package(small_cube, standard, k, scale):
+    got = agreement(small_cube, metric="krippendorff_alpha", standard=standard, scale=scale)
+    values = ratings(small_cube, standard=standard)
+    for a in got["judge"].values:
+        for b in got["judge_b"].values:
+            if a == b:
+                continue
+            x, y, _ = pair(values, a, b)
+            data = np.vstack([np.where(x >= 0, x, np.nan), np.where(y >= 0, y, np.nan)])
+            want = krippendorff.alpha(reliability_data=data, level_of_measurement=scale)
+            assert float(got.sel(judge=a, judge_b=b)) == pytest.approx(want, abs=1e-9)
+
+
+@pytest.mark.parametrize("standard, k", SCALES)
+def test_kappas_match_statsmodels(small_cube, standard, k):
+    values = ratings(small_cube, standard=standard)
+    kappa = agreement(small_cube, metric="cohen_kappa", standard=standard)
+    pi = agreement(small_cube, metric="scott_pi", standard=standard)
+    percent = agreement(small_cube, metric="percent", standard=standard)
+    for a, b in [("strict", "lenient"), ("strict", "blind"), ("lenient", "blind")]:
+        x, y, both = pair(values, a, b)
+        table = pd.crosstab(pd.Categorical(x[both], range(k)), pd.Categorical(y[both], range(k)), dropna=False).values
+        assert float(kappa.sel(judge=a, judge_b=b)) == pytest.approx(cohens_kappa(table).kappa, abs=1e-9)
+        per_unit = np.zeros((both.sum(), k))
+        np.add.at(per_unit, (np.arange(both.sum()), x[both]), 1)
+        np.add.at(per_unit, (np.arange(both.sum()), y[both]), 1)
+        assert float(pi.sel(judge=a, judge_b=b)) == pytest.approx(fleiss_kappa(per_unit, method="fleiss"), abs=1e-9)
+        assert float(percent.sel(judge=a, judge_b=b)) == pytest.approx(np.mean(x[both] == y[both]), abs=1e-12)
+        assert int(kappa["n_units"].sel(judge=a, judge_b=b)) == both.sum()
+
+
+def test_matrix_is_symmetric_and_counts_only_units_both_rated(small_cube):
+    got = agreement(small_cube, metric="cohen_kappa")
+    np.testing.assert_allclose(got.values, got.values.T)
+    n = got["n_units"]
+    assert (n.values == n.values.T).all()
+    assert int(n.sel(judge="strict", judge_b="lenient")) < int(n.sel(judge="blind", judge_b="blind"))
+
+
+def test_the_blind_judge_is_singled_out(blind_judge_cube):
+    for metric in ("cohen_kappa", "krippendorff_alpha", "scott_pi"):
+        got = agreement(blind_judge_cube, metric=metric, standard="clear_breach")
+        off = got.where(got["judge"] != got["judge_b"])
+        mean_with_others = off.mean("judge_b")
+        assert str(mean_with_others.idxmin("judge").item()) == "blind"
+        assert float(got.sel(judge="sharp", judge_b="keen")) > 0.6 > float(got.sel(judge="sharp", judge_b="blind")) + 0.3
+
+
+def test_truth_as_a_rater_ranks_the_judges_by_sensitivity(blind_judge_cube):
+    got = agreement(blind_judge_cube, metric="cohen_kappa", include_truth=True).sel(judge_b="truth")
+    assert float(got.sel(judge="blind")) < min(float(got.sel(judge="sharp")), float(got.sel(judge="keen")))
+    with pytest.raises(ValueError, match="no 'truth'"):
+        agreement(blind_judge_cube.drop_vars("truth"), include_truth=True)
+
+
+def test_by_principle_keeps_the_dim(small_cube):
+    got = agreement(small_cube, metric="percent", by="principle")
+    assert got.dims == ("judge", "judge_b", "principle")
+    pooled = agreement(small_cube, metric="percent")
+    agree = (got * got["n_units"]).sum("principle") / got["n_units"].sum("principle")
+    np.testing.assert_allclose(agree.values, pooled.values)
+
+
+def test_rerun_agreement_over_replicates(small_cube):
+    got = agreement(small_cube, metric="percent", dim="replicate")
+    assert got.dims == ("replicate", "replicate_b")
+
+
+def test_bootstrap_interval_covers_the_estimate(blind_judge_cube):
+    out = agreement_ci(blind_judge_cube, metric="cohen_kappa", standard="clear_breach", n_boot=200, seed=1)
+    est, ci = out["estimate"], out["ci"]
+    assert (ci.sel(ci_bound="lower") <= est + 1e-12).all() and (est <= ci.sel(ci_bound="upper") + 1e-12).all()
+    width = ci.sel(ci_bound="upper") - ci.sel(ci_bound="lower")
+    assert 0 < float(width.sel(judge="sharp", judge_b="blind")) < 0.3
+
+
+@pytest.mark.parametrize(
+    "table, metric, want",
+    [
+        pytest.param([[20, 5], [10, 15]], "cohen_kappa", 0.4, id="textbook-kappa"),
+        pytest.param([[20, 5], [10, 15]], "percent", 0.7, id="textbook-percent"),
+        pytest.param([[50, 0], [0, 0]], "cohen_kappa", np.nan, id="no-variation-is-undefined"),
+    ],
+)
+def test_metric_from_tables_closed_forms(table, metric, want):
+    assert metric_from_tables(np.asarray(table), metric=metric) == pytest.approx(want, nan_ok=True)
+
+
+def test_bad_options_name_themselves(small_cube):
+    with pytest.raises(ValueError, match="metric 'kappa'"):
+        agreement(small_cube, metric="kappa")
+    with pytest.raises(ValueError, match="dim 'rater'"):
+        agreement(small_cube, dim="rater")
+    with pytest.raises(ValueError, match="unknown standard"):
+        agreement(small_cube, standard="strictest")
