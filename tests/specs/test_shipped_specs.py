@@ -125,3 +125,16 @@ def test_shipped_contracts_agree_with_the_contract_evaluator():
     result = contract_module.evaluate_case(case)
     assert result["first_violation"]["turn"] == 3
     assert result["first_violation"]["active_role"] == "support_triage"
+
+
+def _yaml_blocks(markdown: str) -> list[str]:
+    return re.findall(r"```yaml\n(.*?)```", markdown, flags=re.S)
+
+
+def test_readme_examples_are_valid_specs(tmp_path, capsys):
+    role_text, _tools_text, contract_text = _yaml_blocks((SPECS / "README.md").read_text())
+    (tmp_path / "roles").mkdir()
+    (tmp_path / "contracts").mkdir()
+    (tmp_path / "roles" / "concierge.yaml").write_text(role_text)
+    (tmp_path / "contracts" / "support.yaml").write_text(contract_text)
+    assert main(["validate", str(tmp_path)]) == 0, capsys.readouterr().out
