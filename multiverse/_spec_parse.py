@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from multiverse._schema import MODES, ROLE_PRINCIPLES, STRATEGIES, parse_cell_id
-from multiverse._spec_check import IDENTIFIER, SEED_ID, FieldReader, join, read_located, suggest
+from multiverse._spec_check import IDENTIFIER, SEED_ID, FieldReader, describe, join, read_located, suggest
 from multiverse._spec_types import (
     LEVELS,
     MODALITIES,
@@ -41,7 +41,6 @@ _CONTRACT_KEYS_OPTIONAL = ("name", "trusted_actor", "enforces", "transitions")
 _TOOL_KEYS = ("type", "function")
 _FUNCTION_KEYS_REQUIRED = ("name", "description", "parameters")
 _FUNCTION_KEYS_OPTIONAL = ("strict",)
-
 
 
 def find_specs_dir(start: str | Path | None = None) -> Path:
@@ -73,6 +72,7 @@ def find_specs_dir(start: str | Path | None = None) -> Path:
 
 
 def parse_contract_file(reader: FieldReader) -> Contract | None:
+    """A contract file's :class:`Contract`, or ``None`` with problems recorded on ``reader``."""
     path = Path(reader.located.path)
     contract = _parse_contract(reader, reader.located.data, "", default_name=path.stem)
     if contract is not None and path.parent.name == "contracts" and contract.name != path.stem:
@@ -176,6 +176,12 @@ def _parse_transitions(reader: FieldReader, value: Any, field_: str, roles: list
 
 
 def parse_role(reader: FieldReader, *, specs_dir: str | Path | None = None) -> Role | None:
+    """A role file's :class:`Role`, or ``None`` with problems recorded on ``reader``.
+
+    A contract named by the role is read from ``<specs_dir>/contracts``, else
+    from the ``contracts`` folder beside the role's ``roles`` folder, else from
+    the specs folder above the file; the file read is added to ``reader.reads``.
+    """
     data = reader.mapping(reader.located.data, "", required=_ROLE_KEYS_REQUIRED, optional=_ROLE_KEYS_OPTIONAL, what="a role mapping")
     if data is None:
         return None
@@ -273,7 +279,7 @@ def _parse_principles(reader: FieldReader, value: Any, role_id: str | None) -> l
 
 def _parse_criteria(reader: FieldReader, value: Any, field_: str) -> dict[str, Criterion] | None:
     if not isinstance(value, dict):
-        reader.problem(field_, f"expected a mapping of levels {', '.join(LEVELS)}, got a {type(value).__name__}")
+        reader.problem(field_, f"expected a mapping of levels {', '.join(LEVELS)}, got {describe(value)}")
         return None
     for key in value:
         if key not in LEVELS:
@@ -352,7 +358,7 @@ def _parse_role_contract(reader: FieldReader, data: dict, principle_ids: tuple[s
     elif isinstance(value, dict):
         contract = _parse_contract(reader, value, "contract", default_name=str(data.get("id", "contract")))
     else:
-        reader.problem("contract", f"expected a contract name or an inline contract mapping, got {type(value).__name__}")
+        reader.problem("contract", f"expected a contract name or an inline contract mapping, got {describe(value)}")
         return None
     if contract is not None and contract.enforces is not None and principle_ids is not None and contract.enforces not in principle_ids:
         field_ = "contract.enforces" if isinstance(value, dict) else "contract"
@@ -461,5 +467,5 @@ def _parse_workflow(reader: FieldReader, item: dict, field_: str) -> tuple[str, 
         return None
     bad = [i for i, step in enumerate(steps) if not isinstance(step, str) or not step.strip()]
     for i in bad:
-        reader.problem(join(path, i), f"expected a non-empty string step, got {type(steps[i]).__name__}")
+        reader.problem(join(path, i), f"expected a non-empty string step, got {describe(steps[i])}")
     return None if bad else tuple(s.strip() for s in steps)

@@ -193,3 +193,35 @@ def test_valid_experiment_passes(tmp_path, capsys):
     path = tmp_path / "experiment.yaml"
     path.write_text(EXPERIMENT)
     assert main(["validate", str(path)]) == 0, capsys.readouterr().out
+
+
+# --- robustness ------------------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from multiverse.specs import validate_path  # noqa: E402
+
+_SOURCES = {"role": ROLE + TOOLS + INLINE_CONTRACT, "contract": CONTRACT}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    source=st.sampled_from(sorted(_SOURCES)),
+    cuts=st.lists(st.integers(min_value=0, max_value=80), max_size=6),
+    swaps=st.lists(st.tuples(st.integers(0, 80), st.sampled_from(["1", "[]", "{}", "null", "- x", "  a: b"])), max_size=3),
+)
+def test_mangled_specs_give_problems_never_internal_errors(tmp_path, source, cuts, swaps):
+    lines = _SOURCES[source].splitlines()
+    for index, replacement in swaps:
+        if index < len(lines):
+            key = lines[index].split(":")[0]
+            lines[index] = f"{key}: {replacement}" if ":" in lines[index] else replacement
+    lines = [line for i, line in enumerate(lines) if i not in set(cuts)]
+    path = tmp_path / "mangled.yaml"
+    path.write_text("\n".join(lines) + "\n")
+
+    problems = validate_path(path)
+
+    assert all("could not be checked" not in p.message for p in problems), problems
+    assert all(p.path == str(path) for p in problems)
