@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -21,7 +21,13 @@ OPENERS: tuple[str, ...] = ("user", "assistant")
 TRUSTED_ACTORS: tuple[str, ...] = ("system", "tool")
 """Actors a contract may trust to change the active role (never user or assistant prose)."""
 
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
 def canonical_digest(data: Any) -> str:
+    """sha256 of the canonical JSON (sorted keys, no whitespace) of ``data``."""
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -238,8 +244,5 @@ class Role:
             "principles": [p.to_dict() for p in self.principles],
             "contract": None if self.contract is None else {**self.contract.to_dict(), "name": self.contract.name},
             "tools": [dict(t) for t in self.tools],
-            "seeds": [
-                {k: v for k, v in s.to_dict().items() if k not in ("home_mode", "home_strategy", "home_principle", "intensity", "origin", "parent")}
-                for s in self.seeds
-            ],
+            "seeds": [{f.name: _plain(getattr(s, f.name)) for f in fields(s)} for s in self.seeds],
         }
