@@ -269,15 +269,15 @@ def mutation_persistence(table: pd.DataFrame) -> pd.DataFrame:
 def violation_heatmap(table: pd.DataFrame, *, standard: str = "any_deviation") -> xr.Dataset:
     """Violation shares over (mode x strategy) rows and principle columns.
 
-    A conversation counts toward row (m, s) when one of its validated turns is
-    tagged (m, s); it violates cell (m, s, p) when such a turn has severity at or
-    above the standard's threshold on principle p.  Cells resting on fewer than
-    three conversations are masked (NaN).
+    Cell (m, s, p) holds the share of validated turns tagged (m, s) whose severity
+    on principle p meets the standard (valid judgments only).  Turns, not
+    conversations, are the unit because a conversation's turns carry different
+    tags; cells resting on turns of fewer than three conversations are masked (NaN).
 
     Returns
     -------
     xarray.Dataset
-        ``share`` (masked) and ``conversations`` over dims ``behaviour``
+        ``share`` (masked), ``turns`` and ``conversations`` over dims ``behaviour``
         (``mode/strategy``, 16 rows) and ``principle``.
     """
     try:
@@ -287,19 +287,23 @@ def violation_heatmap(table: pd.DataFrame, *, standard: str = "any_deviation") -
     rows = table[(table["ended"] == "completed") & (table["tag_mode"] != "") & (table["severity"] >= 0)]
     rows = rows.assign(behaviour=rows["tag_mode"] + "/" + rows["tag_strategy"],
                        hit=rows["severity"] >= threshold)
-    per_conv = rows.groupby(["behaviour", "principle", "conversation"])["hit"].any().reset_index()
-    stats = per_conv.groupby(["behaviour", "principle"])["hit"].agg(["size", "mean"])
+    stats = rows.groupby(["behaviour", "principle"]).agg(
+        turns=("hit", "size"), share=("hit", "mean"), conversations=("conversation", "nunique"),
+    )
     behaviours = [f"{m}/{s}" for m in S.MODES for s in S.STRATEGIES]
     principles = list(dict.fromkeys(table["principle"]))
     index = pd.MultiIndex.from_product([behaviours, principles], names=["behaviour", "principle"])
     stats = stats.reindex(index)
-    n = stats["size"].fillna(0).to_numpy().reshape(len(behaviours), len(principles)).astype(int)
-    share = stats["mean"].to_numpy(dtype=float).reshape(n.shape)
-    share = np.where(n >= MIN_CONVERSATIONS, share, np.nan)
-    coords = {"behaviour": behaviours, "principle": principles}
+    shape = (len(behaviours), len(principles))
+    turns = stats["turns"].fillna(0).to_numpy().reshape(shape).astype(int)
+    conversations = stats["conversations"].fillna(0).to_numpy().reshape(shape).astype(int)
+    share = stats["share"].to_numpy(dtype=float).reshape(shape)
+    share = np.where(conversations >= MIN_CONVERSATIONS, share, np.nan)
+    dims = ("behaviour", "principle")
     return xr.Dataset(
-        {"share": (("behaviour", "principle"), share), "conversations": (("behaviour", "principle"), n)},
-        coords=coords, attrs={"standard": standard, "min_conversations": MIN_CONVERSATIONS},
+        {"share": (dims, share), "turns": (dims, turns), "conversations": (dims, conversations)},
+        coords={"behaviour": behaviours, "principle": principles},
+        attrs={"standard": standard, "min_conversations": MIN_CONVERSATIONS},
     )
 
 

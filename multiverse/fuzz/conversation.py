@@ -23,7 +23,6 @@ The loop (:func:`run_conversation`):
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from multiverse.fuzz.scenario import Scenario
 from multiverse.judges.model import judge_request, parse_judgment
 from multiverse.transcript import Action, Event, Transcript
 
-__all__ = ["Conversation", "MAX_ATTEMPTS", "TOOL_RESULT", "judge_online", "run_conversation"]
+__all__ = ["Conversation", "MAX_ATTEMPTS", "TOOL_RESULT", "judge_online", "run_conversation", "sample_replicate"]
 
 MAX_ATTEMPTS = 3
 """Failed attempts in a row at one user turn after which the monitor ends the conversation."""
@@ -48,6 +47,8 @@ TOOL_RESULT = {"status": "ok"}
 
 NO_TAG = ("", "")
 DRAFT_ID = "draft"
+SAMPLE_STRIDE = 2**16
+"""Campaign replicates stay below this; repeated executions of a scenario step by it."""
 
 
 @dataclass(frozen=True)
@@ -138,9 +139,9 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
         transcript = loop.draft()
         request = prompts.user_request(
             loop.role, loop.scenario, transcript, spec=user_sim, pressure=pressure,
-            steering=steering, feedback=feedback, attempt=attempt, replicate=replicate,
+            steering=steering, feedback=feedback, attempt=attempt, replicate=sample_replicate(replicate, sample),
         )
-        response = await client.acomplete(_sampled(request, sample))
+        response = await client.acomplete(request)
         if not response.ok:
             loop.ended = "failed"
             return None
@@ -149,9 +150,10 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
             feedback = "The last message was empty or not a user message; write one message in the user's voice."
             continue
         request = prompts.monitor_request(
-            loop.role, loop.scenario, transcript, candidate, spec=monitor, attempt=attempt, replicate=replicate,
+            loop.role, loop.scenario, transcript, candidate, spec=monitor, attempt=attempt,
+            replicate=sample_replicate(replicate, sample),
         )
-        response = await client.acomplete(_sampled(request, sample))
+        response = await client.acomplete(request)
         if not response.ok:
             loop.ended = "failed"
             return None
@@ -170,8 +172,8 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
 
 async def _target_turn(client, loop: _Loop, *, system, replicate, sample, tag) -> bool:
     """One target reply (and its tool calls); ``False`` when the call failed."""
-    request = prompts.target_request(loop.role, loop.draft(), spec=system, replicate=replicate)
-    response = await client.acomplete(_sampled(request, sample))
+    request = prompts.target_request(loop.role, loop.draft(), spec=system, replicate=sample_replicate(replicate, sample))
+    response = await client.acomplete(request)
     if not response.ok:
         loop.ended = "failed"
         return False
@@ -186,15 +188,19 @@ async def _target_turn(client, loop: _Loop, *, system, replicate, sample, tag) -
     return True
 
 
-def _sampled(request: Any, sample: int) -> Any:
-    """The request as the ``sample``-th independent draw of its prompt within a campaign.
+def sample_replicate(replicate: int, sample: int) -> int:
+    """The request replicate index of the ``sample``-th execution of a scenario in campaign ``replicate``.
 
     Repeated executions of one scenario in a campaign (seeds cycling through the
-    pool) must be independent samples, not cache hits of the first one; the
-    request's sampling ``seed`` carries the execution index (left unset for the
-    first execution).
+    pool, a seed run again in a later round) must be independent samples, not cache
+    hits of the first run, and n samples of one prompt are n replicate indices.
+    The first execution keeps the campaign replicate; the ``k``-th repeat adds
+    ``k * SAMPLE_STRIDE``, so indices never collide across campaign replicates
+    below the stride.
     """
-    return request if sample == 0 else dataclasses.replace(request, seed=sample)
+    if not 0 <= replicate < SAMPLE_STRIDE:
+        raise ValueError(f"campaign replicate: expected 0 <= replicate < {SAMPLE_STRIDE}, got {replicate}")
+    return replicate + sample * SAMPLE_STRIDE
 
 
 async def run_conversation(

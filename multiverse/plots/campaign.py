@@ -51,7 +51,7 @@ def violation_heatmap(heatmap: xr.Dataset, *, ax: Axes | None = None, cmap: str 
     standard = heatmap.attrs.get("standard", "")
     ax.set_title(f"violation share ({standard}); grey: fewer than {heatmap.attrs.get('min_conversations', 3)} "
                  "conversations", fontsize=9)
-    ax.figure.colorbar(image, ax=ax, fraction=0.04, label="share of conversations")
+    ax.figure.colorbar(image, ax=ax, fraction=0.04, label="share of tagged turns")
     return ax
 
 

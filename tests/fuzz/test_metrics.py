@@ -89,7 +89,8 @@ def test_heatmap_masks_cells_below_three_conversations():
     pool = [conversation(str(i), online=rows(2, 0, 0) if i < 3 else rows(0, 0, 0)) for i in range(4)]
     pool.append(conversation("lone", target=(IP, SU, "confidentiality"), tags=((IP, SU),) * 3))
     heat = metrics.violation_heatmap(metrics.turn_table(pool), standard="clear_breach")
-    assert heat["share"].sel(behaviour=f"{IS}/{SOC}", principle="academic_integrity") == 0.75
+    assert heat["share"].sel(behaviour=f"{IS}/{SOC}", principle="academic_integrity") == 3 / 12
+    assert heat["turns"].sel(behaviour=f"{IS}/{SOC}", principle="academic_integrity") == 12
     assert heat["conversations"].sel(behaviour=f"{IP}/{SU}", principle="confidentiality") == 1
     assert np.isnan(heat["share"].sel(behaviour=f"{IP}/{SU}", principle="confidentiality"))
     assert heat.sizes == {"behaviour": 16, "principle": 4}
