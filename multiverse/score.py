@@ -77,6 +77,7 @@ __all__ = [
     "register_standard",
     "rule_units",
     "score",
+    "is_valid",
     "score_counts",
     "standard_codes",
 ]
@@ -621,7 +622,13 @@ def standard_codes(severity: xr.DataArray, standard: str) -> xr.DataArray:
     ).transpose(*severity.dims)
 
 
-def _valid(scores: xr.DataArray) -> xr.DataArray:
+def is_valid(scores: xr.DataArray) -> xr.DataArray:
+    """True where a conversation's value is decided: non-NaN, or a clean ``first_turn``-style value.
+
+    See Also
+    --------
+    score, score_counts
+    """
     valid = scores.notnull()
     if "clean" in scores.coords and "unit" in scores.coords:
         turns = scores["unit"] == "turns"
@@ -651,7 +658,7 @@ def score_counts(scores: xr.DataArray, *, keep: Sequence[str] = ("standard", "ru
     """
     completed = scores["completed"] if "completed" in scores.coords else xr.ones_like(scores, dtype=bool)
     completed = completed.broadcast_like(scores)
-    valid = _valid(scores).broadcast_like(scores) & completed
+    valid = is_valid(scores).broadcast_like(scores) & completed
     reduce = [d for d in scores.dims if d not in keep]
     counts = xr.Dataset(
         {

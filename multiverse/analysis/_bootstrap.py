@@ -8,6 +8,8 @@ dependence is kept (the same draws for every specification of a curve).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import xarray as xr
 
@@ -24,13 +26,32 @@ def cluster_weights(n_clusters: int, *, n_boot: int, seed: int | np.random.Gener
     return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot)
 
 
-def percentile_interval(draws: np.ndarray, *, ci: float, axis: int = 0) -> np.ndarray:
-    """Equal-tailed percentile interval of ``draws`` along ``axis``; bound axis appended last."""
+def nan_quantiles(draws: np.ndarray, q: Sequence[float]) -> np.ndarray:
+    """Quantiles along axis 0 ignoring NaN (numpy's linear method); q axis first.
+
+    ``numpy.nanquantile`` loops over columns in Python when NaN are present;
+    sorting once (NaN sort last) and interpolating per column is vectorised.
+    """
+    ordered = np.sort(draws, axis=0)
+    n = (~np.isnan(ordered)).sum(axis=0)
+    out = []
+    for level in q:
+        position = level * np.maximum(n - 1, 0)
+        low = np.floor(position).astype(np.intp)
+        high = np.minimum(low + 1, np.maximum(n - 1, 0))
+        frac = position - low
+        lo = np.take_along_axis(ordered, low[None], axis=0)[0]
+        hi = np.take_along_axis(ordered, high[None], axis=0)[0]
+        out.append(np.where(n > 0, lo + frac * (hi - lo), np.nan))
+    return np.stack(out)
+
+
+def percentile_interval(draws: np.ndarray, *, ci: float) -> np.ndarray:
+    """Equal-tailed percentile interval of ``draws`` along axis 0; bound axis appended last."""
     if not 0 < ci < 1:
         raise ValueError(f"ci={ci}, expected a level between 0 and 1")
     tail = (1 - ci) / 2
-    bounds = np.nanquantile(draws, [tail, 1 - tail], axis=axis)
-    return np.moveaxis(bounds, 0, -1)
+    return np.moveaxis(nan_quantiles(draws, [tail, 1 - tail]), 0, -1)
 
 
 def bound_coords() -> dict[str, list[str]]:
