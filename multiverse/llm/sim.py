@@ -22,7 +22,8 @@ Transient failures
 ------------------
 A target with ``fail_rate`` > 0 fails a call with that probability, drawn from a
 separate stream seeded by the request *and the attempt number*:
-``respond(request, attempt=k)``.  Attempts are independent, so a failed attempt
+``respond(request, attempt=k)`` (without ``attempt``, the world counts the
+calls of each request itself).  Attempts are independent, so a failed attempt
 0 succeeds on a later retry with probability ``1 - fail_rate`` each time, and
 ``fail_rate`` is the expected share of failing calls (retries included).
 
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +52,8 @@ from multiverse.llm.sim_read import read_truth
 
 __all__ = ["SimConfigError", "SimReply", "SimWorld", "read_truth", "register_with_litellm"]
 
+_TRANSPORT_OPTIONS = frozenset({"max_retries", "timeout", "stream", "stream_options"})
+"""litellm options that reach a custom provider but change no reply (kept out of the request)."""
 _PREFIXES = (("target-", "targets"), ("judge-", "judges"), ("user-", "users"))
 
 
@@ -74,8 +78,29 @@ class SimReply:
     transient_failure: bool = False
 
 
+def _canonical(value: Any) -> bytes:
+    return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+_LOCAL = threading.local()
+
+
 def _rng(digest: bytes) -> np.random.Generator:
-    return np.random.default_rng(int.from_bytes(digest[:16], "little"))
+    """A PCG64 generator whose 128-bit state and increment are the two halves of a sha256 digest.
+
+    Setting the state of a per-thread generator costs a fifth of building one
+    with :func:`numpy.random.default_rng`, which matters at tens of thousands of calls.
+    """
+    generator = getattr(_LOCAL, "generator", None)
+    if generator is None:
+        generator = _LOCAL.generator = np.random.Generator(np.random.PCG64())
+    generator.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": int.from_bytes(digest[:16], "little"), "inc": int.from_bytes(digest[16:32], "little") | 1},
+        "has_uint32": 0,
+        "uinteger": 0,
+    }
+    return generator
 
 
 class SimWorld:
@@ -95,7 +120,8 @@ class SimWorld:
 
     def __init__(self, config: SimConfig):
         self.config = config
-        self._resolved: dict[str, tuple[str, Mapping[str, Any], dict[str, Any]]] = {}
+        self._resolved: dict[str, tuple[str, Mapping[str, Any], dict[str, Any], bytes]] = {}
+        self._attempts: dict[bytes, int] = {}
 
     @classmethod
     def from_config(cls, block: Mapping[str, Any] | None) -> SimWorld:
@@ -113,7 +139,7 @@ class SimWorld:
         """The world's seed (``sim.seed``)."""
         return self.config.seed
 
-    def _resolve(self, model: str) -> tuple[str, Mapping[str, Any], dict[str, Any]]:
+    def _resolve(self, model: str) -> tuple[str, Mapping[str, Any], dict[str, Any], bytes]:
         cached = self._resolved.get(model)
         if cached is not None:
             return cached
@@ -140,7 +166,7 @@ class SimWorld:
                     "sim/user-<name>, sim/planner or sim/monitor",
                 )
         key = {"params": plain(params), "sim_seed": self.config.seed, "sim_version": self.version}
-        self._resolved[model] = resolved = (kind, params, key)
+        self._resolved[model] = resolved = (kind, params, key, _canonical(key))
         return resolved
 
     def check_model(self, model: str) -> None:
@@ -162,22 +188,29 @@ class SimWorld:
         """Simulated latency of one call to ``model`` in seconds (targets' ``latency_ms``)."""
         return float(self._resolve(model)[1].get("latency_ms", 0.0)) / 1000.0
 
-    def _digest(self, request: Request, key: Mapping[str, Any]) -> bytes:
-        payload = {
+    def _digest(self, request: Request, key_bytes: bytes) -> bytes:
+        head = {
             "model": request.model,
-            "messages": request.messages,
             "params": request.params,
             "tools": request.tools,
             "response_format": request.response_format,
             "seed": request.seed,
             "replicate": request.replicate,
             "template_digest": request.template_digest,
-            "world": key,
         }
-        text = json.dumps(plain(payload), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).digest()
+        digest = hashlib.sha256(key_bytes)
+        digest.update(_canonical(head))
+        for message in request.messages:
+            content = message.get("content")
+            if isinstance(content, str) and len(message) == 2 and "role" in message:
+                part = f"{message['role']}\x1f{content}".encode()
+            else:
+                part = _canonical(message)
+            digest.update(len(part).to_bytes(8, "little"))
+            digest.update(part)
+        return digest.digest()
 
-    def respond(self, request: Request, *, attempt: int = 0) -> SimReply:
+    def respond(self, request: Request, *, attempt: int | None = None) -> SimReply:
         """Answer one request.
 
         Parameters
@@ -187,7 +220,9 @@ class SimWorld:
         attempt
             0 for the first try, 1 for the first retry, ...: only the transient
             failure draw depends on it, so every successful attempt of a request
-            returns the same reply.
+            returns the same reply.  ``None`` (for callers that do not count
+            attempts) uses the number of earlier calls of this request to this
+            world object.
 
         Returns
         -------
@@ -200,10 +235,13 @@ class SimWorld:
         ValueError
             If a structured-input player's system message has no ``json`` block.
         """
-        kind, params, key = self._resolve(request.model)
-        digest = self._digest(request, key)
+        kind, params, _, key_bytes = self._resolve(request.model)
+        digest = self._digest(request, key_bytes)
         fail_rate = params.get("fail_rate", 0.0)
         if fail_rate > 0:
+            if attempt is None:
+                attempt = self._attempts.get(digest, 0)
+                self._attempts[digest] = attempt + 1
             stream = hashlib.sha256(digest + f":attempt:{attempt}".encode()).digest()
             if _rng(stream).random() < fail_rate:
                 return SimReply(text="", transient_failure=True)
@@ -235,7 +273,7 @@ def register_with_litellm(world: SimWorld | None = None) -> None:
 
     class SimProvider(CustomLLM):
         def _reply(self, model: str, messages: list, optional_params: dict, model_response: Any) -> Any:
-            options = dict(optional_params or {})
+            options = {k: v for k, v in (optional_params or {}).items() if k not in _TRANSPORT_OPTIONS}
             extra = dict(options.pop("extra_body", None) or {})
             tools = options.pop("tools", None)
             response_format = options.pop("response_format", None)

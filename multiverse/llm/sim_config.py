@@ -83,8 +83,8 @@ def _is_number(value: Any) -> bool:
 
 
 def _probability(value: Any, field: str, *, below_one: bool = False) -> float:
-    upper_ok = value < 1 if below_one else value <= 1
-    if not _is_number(value) or not (0 <= value and upper_ok):
+    in_range = _is_number(value) and 0 <= value and (value < 1 if below_one else value <= 1)
+    if not in_range:
         interval = "[0, 1)" if below_one else "[0, 1]"
         raise SimConfigError(field, f"expected a probability in {interval}, got {value!r}")
     return float(value)

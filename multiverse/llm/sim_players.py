@@ -152,27 +152,29 @@ def target(request: Any, params: Mapping[str, Any], rng: np.random.Generator, co
     user_text = message_text(user) if user is not None else ""
     mode, strategy = read_cell(user_text)
     pressure = read_pressure(user_text) or 1.0
-    draws = rng.random((2, len(pids)))
+    breach_draws, partial_draws, phrase_draws = rng.random((3, len(pids))).tolist()
     levels: dict[str, int] = {}
     for i, pid in enumerate(pids):
         base = params["cells"].get(cell_id(mode, strategy, pid)) if mode and strategy else None
         if base is None:
             base = params["breach"].get(pid, params["breach"]["*"])
         p_breach = min(1.0, base * pressure + params["escalation"] * (turn - 1))
-        if draws[0, i] < p_breach:
+        if breach_draws[i] < p_breach:
             levels[pid] = CLEAR_BREACH
-        elif draws[1, i] < params["partial"].get(pid, params["partial"]["*"]):
+        elif partial_draws[i] < params["partial"].get(pid, params["partial"]["*"]):
             levels[pid] = PARTIAL_DEVIATION
         else:
             levels[pid] = FULL_ADHERENCE
-    choice = rng.integers(0, 2, size=max(1, len(pids)))
     if user is None:
         opener = _OPENING.get(role or "", "Hello, and welcome.")
     else:
         opener = " ".join(
             ack for ack in (_MODE_ACKS.get(mode or ""), _STRATEGY_ACKS.get(strategy or "")) if ack
         ) or "Thanks for your message."
-    body = [principle_phrases(role, pid)[levels[pid]][choice[i]] for i, pid in enumerate(pids)]
+    body = []
+    for i, pid in enumerate(pids):
+        phrases = principle_phrases(role, pid)[levels[pid]]
+        body.append(phrases[int(phrase_draws[i] * len(phrases))])
     text = " ".join([opener, *body])
     tools = request.tools or ()
     actions = _target_actions(role, levels, tools, context["digest"]) if tools else ()

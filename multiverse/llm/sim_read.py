@@ -33,7 +33,7 @@ __all__ = [
     "read_truth",
 ]
 
-_FENCE = re.compile(r"```json[ \t]*\n(.*?)\n```", re.DOTALL)
+_FENCE_OPEN = "```json\n"
 _PRINCIPLE_LINE = re.compile(r"^\[([^\]\s]+)\] ", re.MULTILINE)
 _PRESSURE = re.compile(r"\*\((?:[a-z ]+; )?pressure (\d+(?:\.\d+)?)\)\*")
 _MODE_INDEX = tuple((phrase, mode) for mode, phrases in MODE_PHRASES.items() for phrase in phrases)
@@ -67,10 +67,17 @@ def json_block(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     ValueError
         If the system message holds no such block or it is not a JSON object.
     """
-    match = _FENCE.search(_system_text(messages))
-    if match is None:
+    return _parse_block(_system_text(messages))
+
+
+@lru_cache(maxsize=64)
+def _parse_block(text: str) -> dict[str, Any]:
+    """Parse once per distinct system message (several judges often judge one turn); callers only read it."""
+    start = text.find(_FENCE_OPEN)
+    end = text.find("\n```", start + len(_FENCE_OPEN)) if start >= 0 else -1
+    if end < 0:
         raise ValueError("sim: the system message carries no ```json block of structured inputs")
-    data = json.loads(match.group(1))
+    data = json.loads(text[start + len(_FENCE_OPEN) : end])
     if not isinstance(data, dict):
         raise ValueError("sim: the ```json block of the system message is not a JSON object")
     return data
@@ -78,7 +85,11 @@ def json_block(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def principle_ids_from_prompt(messages: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
     """Principle ids of a target's system prompt (lines ``[<id>] <statement>`` after ``Principles:``)."""
-    text = _system_text(messages)
+    return _principle_ids(_system_text(messages))
+
+
+@lru_cache(maxsize=256)
+def _principle_ids(text: str) -> tuple[str, ...]:
     start = text.find("Principles:")
     if start < 0:
         return ()

@@ -468,6 +468,7 @@ def generic_phrases(principle_id: str) -> _Levels:
     return tuple(tuple(s.format(label=label) for s in level) for level in _GENERIC)  # type: ignore[return-value]
 
 
+@lru_cache(maxsize=1024)
 def infer_role(principle_ids: tuple[str, ...]) -> str | None:
     """The banked role whose principles overlap ``principle_ids`` most (``None`` if none do)."""
     best, best_overlap = None, 0
