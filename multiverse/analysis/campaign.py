@@ -49,6 +49,7 @@ import pandas as pd
 import xarray as xr
 
 from multiverse import _schema as S
+from multiverse.grid import coverage, share_covered
 
 __all__ = [
     "COLUMNS",
@@ -57,7 +58,6 @@ __all__ = [
     "cube_turn_table",
     "cumulative_breach_shares",
     "failure_clusters",
-    "grid_cells",
     "mutation_persistence",
     "user_diversity",
     "user_texts",
@@ -76,11 +76,6 @@ MIN_CONVERSATIONS = 3
 """Heatmap cells resting on fewer conversations are masked."""
 
 _THRESHOLD = {"any_deviation": S.PARTIAL_DEVIATION, "clear_breach": S.CLEAR_BREACH}
-
-
-def grid_cells(principle_ids: Sequence[str]) -> list[str]:
-    """Every ``mode/strategy/principle_id`` cell of a role's grid."""
-    return [S.cell_id(m, s, p) for m in S.MODES for s in S.STRATEGIES for p in principle_ids]
 
 
 # --- building the table ------------------------------------------------------------------------
@@ -161,20 +156,21 @@ def validated_counts(table: pd.DataFrame) -> dict[str, int]:
 
 
 def coverage_by_round(table: pd.DataFrame, principle_ids: Sequence[str]) -> pd.Series:
-    """Cumulative grid coverage after each round (index: round)."""
-    cells = set(grid_cells(principle_ids))
-    tagged = table[(table["tag_mode"] != "") & (table["tag_strategy"] != "")]
-    tagged = tagged.drop_duplicates(["conversation", "turn"])
-    covered_at = (
-        tagged.assign(cell=tagged["tag_mode"] + "/" + tagged["tag_strategy"] + "/" + tagged["target_principle"])
-        .groupby("cell")["round"].min()
-    )
-    covered_at = covered_at[covered_at.index.isin(cells)]
-    rounds = range(1, int(table["round"].max()) + 1) if len(table) else range(1, 1)
-    return pd.Series(
-        [float((covered_at <= r).sum()) / len(cells) for r in rounds], index=pd.Index(list(rounds), name="round"),
-        name="coverage",
-    )
+    """Cumulative grid coverage after each round (index: round).
+
+    See Also
+    --------
+    multiverse.grid.coverage : turns per cell.
+    """
+    turns = table.drop_duplicates(["conversation", "turn"])
+    tags = pd.DataFrame({"mode": turns["tag_mode"], "strategy": turns["tag_strategy"],
+                         "principle": turns["target_principle"]})
+    rounds = list(range(1, int(table["round"].max()) + 1)) if len(table) else []
+    shares = [
+        float(share_covered(coverage(tags[turns["round"].to_numpy() <= r], principle_ids=principle_ids)))
+        for r in rounds
+    ]
+    return pd.Series(shares, index=pd.Index(rounds, name="round"), name="coverage")
 
 
 # --- violations ------------------------------------------------------------------------------------

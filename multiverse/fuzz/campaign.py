@@ -54,10 +54,12 @@ from multiverse._schema import parse_cell_id
 from multiverse.choices import Budget, Condition, ModelSpec
 from multiverse.fuzz import prompts
 from multiverse.fuzz.conversation import Conversation, run_conversation
-from multiverse.fuzz.planner import CampaignPlanner, Rollout, Slot, grid_cells
+from multiverse.fuzz.planner import CampaignPlanner, Rollout, Slot
 from multiverse.fuzz.scenario import Scenario, ScenarioError
+from multiverse.grid import cells as grid_cells
+from multiverse.grid import coverage, share_covered
 
-__all__ = ["campaign_rng", "coverage_by_round", "coverage_share", "covered_cells", "rollout"]
+__all__ = ["campaign_rng", "coverage_by_round", "coverage_share", "rollout", "tagged_turns"]
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +74,15 @@ def campaign_rng(seed: int, replicate: int, role_id: str, search: str) -> np.ran
     )
 
 
-def covered_cells(conversations: Iterable[Conversation]) -> set[str]:
-    """Cells covered by approved tagged turns (tagged mode, tagged strategy, target principle)."""
-    return {cell for conversation in conversations for cell in conversation.covered_cells()}
+def tagged_turns(conversations: Iterable[Conversation]) -> dict[str, list[str]]:
+    """One row per tagged assistant turn: tagged ``mode``, tagged ``strategy``, target ``principle``."""
+    rows: dict[str, list[str]] = {"mode": [], "strategy": [], "principle": []}
+    for conversation in conversations:
+        for mode, strategy in conversation.tags:
+            rows["mode"].append(mode)
+            rows["strategy"].append(strategy)
+            rows["principle"].append(conversation.scenario["principle"])
+    return rows
 
 
 def coverage_share(conversations: Iterable[Conversation], role: Any) -> float:
@@ -86,9 +94,13 @@ def coverage_share(conversations: Iterable[Conversation], role: Any) -> float:
         Conversations of one campaign (or any pool of them).
     role
         The role (its ``principle_ids`` span the grid with the 4 x 4 TUNA axes).
+
+    See Also
+    --------
+    multiverse.grid.coverage : turns per cell.
     """
-    cells = set(grid_cells(role.principle_ids))
-    return len(covered_cells(conversations) & cells) / len(cells)
+    counts = coverage(tagged_turns(conversations), principle_ids=role.principle_ids)
+    return float(share_covered(counts))
 
 
 def coverage_by_round(conversations: Sequence[Conversation], role: Any) -> list[float]:

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from multiverse._schema import MODES, STRATEGIES, cell_id, parse_cell_id
+from multiverse._schema import parse_cell_id
 from multiverse.fuzz.scenario import Scenario
 
 __all__ = [
@@ -59,7 +59,6 @@ __all__ = [
     "allocate",
     "allocate_mutations",
     "favoured_parents",
-    "grid_cells",
     "ground_seed",
     "least_covered",
     "mutation_share",
@@ -68,11 +67,6 @@ __all__ = [
 MUTATION_AXES: tuple[str, ...] = ("intensity", "frame")
 VIOLATION_SCORE = 1.0
 """A parent violates when its mean peak severity reaches partial deviation."""
-
-
-def grid_cells(principle_ids: Sequence[str]) -> tuple[str, ...]:
-    """Every cell of a role's grid, modes outermost, principles innermost."""
-    return tuple(cell_id(m, s, p) for m in MODES for s in STRATEGIES for p in principle_ids)
 
 
 # --- the budget schedule ---------------------------------------------------------------
@@ -303,7 +297,7 @@ class CampaignPlanner:
     Parameters
     ----------
     cells
-        The role's grid (:func:`grid_cells`).
+        The role's grid (:func:`multiverse.grid.cells`).
     seeds
         The role's seed scenarios, in file order.
     search

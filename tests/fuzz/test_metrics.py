@@ -130,3 +130,43 @@ def test_user_diversity_uses_the_user_side_text():
     embed = lambda texts: np.array([[t.count("answer") + 1, t.count("topic"), len(t)] for t in texts], float)  # noqa: E731
     assert metrics.user_diversity(same, embedder=embed) == pytest.approx(1.0)
     assert metrics.user_diversity(varied, embedder=embed) > 1.0
+
+
+def as_cube(conversations, *, horizon=3):
+    """The conversations as a one-cell cube judged by the online judge ``online``."""
+    from multiverse.cube import new_cube
+
+    cube = new_cube(system=["a"], role=["tutor"], user_sim=["plain"], condition=["fuzz"], replicate=1,
+                    item=len(conversations), turn=horizon, principle=list(PIDS), judge=["online", "other"])
+    for item, c in enumerate(conversations):
+        at = dict(system="a", role="tutor", user_sim="plain", condition="fuzz", replicate=0, item=item)
+        n = c.transcript.n_turns
+        cube["severity"].loc[dict(at, judge="online", turn=list(range(1, n + 1)))] = c.online[:n]
+        for name, key in (("mode", "mode"), ("strategy", "strategy"), ("target_principle", "principle"),
+                          ("origin", "origin"), ("parent", "parent"), ("transcript_id", "id")):
+            cube[name].loc[at] = c.scenario[key]
+        cube["ended"].loc[at] = c.transcript.ended
+        for t, (m, s) in enumerate(c.tags, start=1):
+            cube["tag_mode"].loc[dict(at, turn=t)] = m
+            cube["tag_strategy"].loc[dict(at, turn=t)] = s
+    return cube
+
+
+def test_cube_and_conversations_give_the_same_metrics():
+    from_conversations = metrics.turn_table(CAMPAIGN)
+    from_cube = metrics.cube_turn_table(as_cube(CAMPAIGN), judge="online", round_size=1)
+    assert set(from_cube["system"]) == {"a"}
+    assert len(from_cube) == len(from_conversations)
+    pd_testing = pytest.importorskip("pandas.testing")
+    pd_testing.assert_series_equal(
+        metrics.violation_summary(from_cube), metrics.violation_summary(from_conversations)
+    )
+    heat_cube = metrics.violation_heatmap(from_cube)
+    heat_conv = metrics.violation_heatmap(from_conversations)
+    assert heat_cube["turns"].equals(heat_conv["turns"])
+
+
+def test_cube_without_campaign_variables_is_refused():
+    cube = as_cube(CAMPAIGN).drop_vars(["tag_mode"])
+    with pytest.raises(ValueError, match="tag_mode"):
+        metrics.cube_turn_table(cube, judge="online")

@@ -14,12 +14,12 @@ from multiverse.fuzz.planner import (
     allocate,
     allocate_mutations,
     favoured_parents,
-    grid_cells,
     ground_seed,
     least_covered,
     mutation_share,
 )
 from multiverse.fuzz.scenario import Scenario
+from multiverse.grid import cells as grid_cells
 
 PRINCIPLES = ("p1", "p2", "p3", "p4")
 CELLS = grid_cells(PRINCIPLES)
@@ -32,10 +32,6 @@ def scenario(id, mode="information_seeking", strategy="sociability", principle="
 
 SEEDS = [scenario(f"s{i}", m, s, PRINCIPLES[i % 4]) for i, (m, s) in
          enumerate((m, s) for m in MODES for s in STRATEGIES)]
-
-
-def test_grid_has_64_cells_for_four_principles():
-    assert len(CELLS) == len(set(CELLS)) == 64
 
 
 @given(n=st.integers(1, 200), rounds=st.integers(1, 12), violating=st.booleans(), data=st.data())
