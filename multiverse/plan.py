@@ -31,7 +31,7 @@ from multiverse._schema import CONVERSATION_DIMS
 from multiverse.choices import ModelSpec
 from multiverse.experiment import Experiment
 
-__all__ = ["Plan", "Unit", "make_plan", "estimate_calls", "model_judge_specs"]
+__all__ = ["Plan", "Unit", "make_plan", "estimate_calls", "estimate_unit_calls", "model_judge_specs"]
 
 UNIT_DIMS: tuple[str, ...] = CONVERSATION_DIMS[:-1]
 """Dims of one rollout (seed battery or campaign): every conversation dim but ``item``."""
@@ -211,8 +211,8 @@ def make_plan(experiment: Experiment) -> Plan:
     return Plan(experiment=e, rollout=rollout_da, judge=judge_da, digest=digest)
 
 
-def estimate_calls(plan: Plan) -> dict[str, dict[str, int]]:
-    """Model calls a plan needs, estimated before anything runs: layer -> model -> calls.
+def estimate_unit_calls(plan: Plan, unit: Unit) -> dict[str, dict[str, int]]:
+    """Model calls one rollout unit needs, estimated: layer -> model -> calls.
 
     A conversation of horizon ``H`` takes ``H`` target, ``H`` user-simulator,
     ``H`` monitor and ``H`` online-judge calls, plus one planner call when its
@@ -226,20 +226,28 @@ def estimate_calls(plan: Plan) -> dict[str, dict[str, int]]:
     judging: Counter[str] = Counter()
     model_judges = model_judge_specs(e)
     online = model_judges.get(e.campaign.judge)
-    for unit in plan.units():
-        condition = e.conditions[unit.condition]
-        n = len(unit.items)
-        turns = n * condition.horizon
-        for spec in (e.systems[unit.system], e.user_sims[unit.user_sim], e.campaign.monitor, online):
-            if spec is not None:
-                rollout[spec.model] += turns
-        if condition.search != "seed_only":
-            rollout[e.campaign.planner.model] += n
-        judge_cells = plan.judge.sel(
-            system=unit.system, role=unit.role, user_sim=unit.user_sim,
-            condition=unit.condition, replicate=unit.replicate,
-        )
-        for label, spec in model_judges.items():
-            if spec != online:
-                judging[spec.model] += int((judge_cells.sel(judge=label) != "").sum()) * condition.horizon
+    condition = e.conditions[unit.condition]
+    n = len(unit.items)
+    turns = n * condition.horizon
+    for spec in (e.systems[unit.system], e.user_sims[unit.user_sim], e.campaign.monitor, online):
+        if spec is not None:
+            rollout[spec.model] += turns
+    if condition.search != "seed_only":
+        rollout[e.campaign.planner.model] += n
+    judge_cells = plan.judge.sel(
+        system=unit.system, role=unit.role, user_sim=unit.user_sim,
+        condition=unit.condition, replicate=unit.replicate,
+    )
+    for label, spec in model_judges.items():
+        if spec != online:
+            judging[spec.model] += int((judge_cells.sel(judge=label) != "").sum()) * condition.horizon
     return {"rollout": dict(rollout), "judge": dict(judging)}
+
+
+def estimate_calls(plan: Plan) -> dict[str, dict[str, int]]:
+    """Model calls a plan needs, estimated: layer -> model -> calls (see :func:`estimate_unit_calls`)."""
+    totals: dict[str, Counter[str]] = {"rollout": Counter(), "judge": Counter()}
+    for unit in plan.units():
+        for layer, calls in estimate_unit_calls(plan, unit).items():
+            totals[layer].update(calls)
+    return {layer: dict(calls) for layer, calls in totals.items()}

@@ -1,10 +1,11 @@
 """What a run would do, found without calling anything: layer sizes, calls, cache, cost.
 
-Calls needed come from :func:`multiverse.plan.estimate_calls`.  Calls already
-cached are counted exactly by replaying the run against the cache alone: every
-request is looked up and, when present, served from the cache; the first
-request the cache lacks stops its rollout (what follows depends on its answer),
-so nothing is ever called.  Cost is priced from litellm's bundled price table,
+Calls already cached are counted exactly by replaying the run against the
+cache alone: every request is looked up and, when present, served from the
+cache; the first request the cache lacks stops its rollout (what follows
+depends on its answer), so nothing is ever called.  Calls needed are exact for
+rollouts the cache answers completely and estimated
+(:func:`multiverse.plan.estimate_unit_calls`) for the others.  Cost is priced from litellm's bundled price table,
 read as data (litellm itself is not imported); ``sim/`` models cost nothing and
 a model without a price has cost ``None``.
 """
@@ -21,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from multiverse.experiment import Experiment
-from multiverse.plan import Plan, estimate_calls, make_plan
+from multiverse.plan import Plan, estimate_unit_calls, make_plan
 
-__all__ = ["PROMPT_TOKENS_PER_CALL", "COMPLETION_TOKENS_PER_CALL", "plan_report", "count_cached_calls"]
+__all__ = ["PROMPT_TOKENS_PER_CALL", "COMPLETION_TOKENS_PER_CALL", "count_calls", "estimate_cost_usd", "plan_report"]
 
 PROMPT_TOKENS_PER_CALL = 1500
 """Assumed prompt tokens per call, for the cost estimate."""
@@ -37,16 +38,20 @@ class _Uncached(Exception):
 
 
 class _CacheOnly:
-    """A client stand-in that answers only from the cache and counts what it served."""
+    """A client stand-in that answers only from the cache and counts the distinct requests it served."""
 
-    def __init__(self, client: Any):
+    def __init__(self, client: Any, seen: set[str]):
         self._client = client
+        self._seen = seen
         self.hits: Counter[str] = Counter()
 
     async def acomplete(self, request: Any) -> Any:
-        if not self._client.is_cached(request):
+        key = self._client.key(request)
+        if key not in self._client.cache:
             raise _Uncached(request.model)
-        self.hits[request.model] += 1
+        if key not in self._seen:
+            self._seen.add(key)
+            self.hits[request.model] += 1
         return await self._client.acomplete(request)
 
     async def agather(self, requests: Iterable[Any]) -> list[Any]:
@@ -57,23 +62,41 @@ class _CacheOnly:
         return list(results)
 
 
-def count_cached_calls(plan: Plan, roles: Mapping[str, Any], *, cache: str | Path) -> dict[str, int]:
-    """Calls of a plan the cache already holds, model -> count (nothing is called)."""
+def count_calls(plan: Plan, roles: Mapping[str, Any], *, cache: str | Path) -> tuple[Counter[str], Counter[str]]:
+    """Calls a plan needs and calls the cache already holds, model -> count; nothing is called.
+
+    A rollout unit the cache answers completely contributes its exact counts;
+    any other unit contributes the estimate of :func:`multiverse.plan.estimate_unit_calls`
+    (or what the cache served, when that is more).
+    """
     from multiverse.run.execute import make_client, run_unit
 
-    async def replay(client: _CacheOnly) -> None:
-        async def one(unit: Any) -> None:
-            try:
-                await run_unit(client, plan, unit, roles[unit.role])
-            except _Uncached:
-                pass
+    needed: Counter[str] = Counter()
+    cached: Counter[str] = Counter()
+    seen: set[str] = set()
 
-        await asyncio.gather(*(one(unit) for unit in plan.units()))
+    async def one(client: Any, unit: Any) -> None:
+        replay = _CacheOnly(client, seen)
+        try:
+            await run_unit(replay, plan, unit, roles[unit.role])
+            complete = True
+        except _Uncached:
+            complete = False
+        cached.update(replay.hits)
+        if complete:
+            needed.update(replay.hits)
+            return
+        estimate: Counter[str] = Counter()
+        for layer in estimate_unit_calls(plan, unit).values():
+            estimate.update(layer)
+        needed.update(estimate | replay.hits)
+
+    async def replay_all(client: Any) -> None:
+        await asyncio.gather(*(one(client, unit) for unit in plan.units()))
 
     with make_client(plan.experiment, cache, offline=True) as client:
-        cache_only = _CacheOnly(client)
-        asyncio.run(replay(cache_only))
-    return dict(cache_only.hits)
+        asyncio.run(replay_all(client))
+    return needed, cached
 
 
 @lru_cache(maxsize=1)
@@ -120,18 +143,13 @@ def plan_report(experiment: Experiment, *, cache: str | Path | None = None) -> d
     from multiverse.run.runner import load_roles, resolve_cache
 
     plan = make_plan(experiment)
-    estimate = estimate_calls(plan)
-    needed: Counter[str] = Counter()
-    for layer in estimate.values():
-        needed.update(layer)
-    cached = count_cached_calls(plan, load_roles(experiment), cache=resolve_cache(experiment, cache))
+    needed, cached = count_calls(plan, load_roles(experiment), cache=resolve_cache(experiment, cache))
     models = {}
-    for model in sorted(set(needed) | set(cached)):
-        total = max(needed[model], cached.get(model, 0))
-        to_call = total - cached.get(model, 0)
+    for model in sorted(needed):
+        to_call = needed[model] - cached[model]
         models[model] = {
-            "needed": total,
-            "cached": cached.get(model, 0),
+            "needed": needed[model],
+            "cached": cached[model],
             "to_call": to_call,
             "cost_usd": estimate_cost_usd(model, to_call),
         }
