@@ -45,26 +45,28 @@ def ratio_draws(sums: np.ndarray, counts: np.ndarray, weights: np.ndarray) -> np
         return (w @ sums.astype(np.float32)).astype(float) / (w @ counts.astype(np.float32))
 
 
-def clustered_influence(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def clustered_influence(sums: np.ndarray, counts: np.ndarray, *, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Each cluster's influence on a ratio estimate ``sum(sums) / sum(counts)``.
 
-    Returns the estimate ``(spec,)`` and the influences ``(cluster, spec)``
-    ``(y_g - m n_g) / N``; the cluster-robust variance is ``G/(G-1) sum u_g^2``
-    (the linearised ratio estimator, CR1 small-sample factor).
+    Returns the estimate (``axis`` reduced) and the influences (same shape as
+    ``sums``) ``(y_g - m n_g) / N``; the cluster-robust variance is
+    ``G/(G-1) sum u_g^2`` (the linearised ratio estimator with the CR1
+    small-sample factor: for a plain mean, exactly statsmodels' cluster
+    covariance of an intercept-only OLS).
     """
-    total = counts.sum(axis=0)
+    total = counts.sum(axis=axis)
     with np.errstate(invalid="ignore", divide="ignore"):
-        estimate = sums.sum(axis=0) / total
-        influence = (sums - estimate * counts) / total
+        estimate = sums.sum(axis=axis) / total
+        influence = (sums - np.expand_dims(estimate, axis) * counts) / np.expand_dims(total, axis)
     return estimate, influence
 
 
-def clustered_se(influence: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Cluster-robust standard error from influences ``(cluster, spec)``."""
-    clusters = (counts > 0).sum(axis=0)
+def clustered_se(influence: np.ndarray, counts: np.ndarray, *, axis: int = 0) -> np.ndarray:
+    """Cluster-robust standard error from influences; clusters along ``axis``."""
+    clusters = (counts > 0).sum(axis=axis)
     with np.errstate(invalid="ignore", divide="ignore"):
         factor = clusters / (clusters - 1)
-        return np.sqrt(factor * np.nansum(influence**2, axis=0))
+        return np.sqrt(factor * np.nansum(influence**2, axis=axis))
 
 
 def curve_kernel(
