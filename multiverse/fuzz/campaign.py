@@ -17,7 +17,13 @@ Searches
     model writes its scenario exactly as for a coverage-directed one.
 ``no_grid``
     The planner model writes specification-targeting users free-form and chooses
-    the cell itself (home cell = target cell).
+    the cell itself (home cell = target cell).  Such scenarios carry origin
+    ``coverage`` (written by the planner model), the closed set of origins having
+    no separate name for them.
+
+Repeated executions of one scenario (seeds cycling through the pool) are
+independent samples: their requests carry distinct replicate indices
+(:func:`multiverse.fuzz.conversation.sample_replicate`).
 
 With a ``budget``, a campaign is ``budget.rounds`` rounds of
 ``budget.conversations`` conversations (``seed_only`` too, so coverage curves align

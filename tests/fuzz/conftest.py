@@ -14,7 +14,7 @@ DEFAULT_SIM = {"targets": {"a": {}}, "judges": {"j": {}}, "users": {"plain": {}}
 
 
 def run_campaign(cache, role_id, search, *, rounds=8, conversations=30, horizon=8, items=None, sim=None,
-                 replicate=0, client_options=None, pressure=1.0):
+                 replicate=0, client_options=None, pressure=1.0, planner="sim/planner"):
     """Run one campaign with a fresh cache in ``cache``; returns ``(role, conversations, client)``."""
     client = Client(cache=cache, sim=SimWorld.from_config(sim or DEFAULT_SIM), **(client_options or {}))
     role = load_role(role_id)
@@ -22,7 +22,7 @@ def run_campaign(cache, role_id, search, *, rounds=8, conversations=30, horizon=
         client, role=role, system=ModelSpec("sim/target-a"), user_sim=ModelSpec("sim/user-plain"),
         user_label="plain", condition=Condition(horizon=horizon, search=search, pressure=pressure),
         replicate=replicate, items=items, budget=None if items else Budget(rounds, conversations),
-        planner=ModelSpec("sim/planner"), monitor=ModelSpec("sim/monitor"), judge=ModelSpec("sim/judge-j"),
+        planner=ModelSpec(planner), monitor=ModelSpec("sim/monitor"), judge=ModelSpec("sim/judge-j"),
     ))
     return role, conversations, client
 

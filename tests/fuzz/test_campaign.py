@@ -104,3 +104,28 @@ def test_random_cell_turns_only_cover_their_target_cells(campaign):
     role, conversations, _ = campaign("tutor", "random_cell", rounds=1, conversations=12, horizon=4)
     for c in conversations:
         assert set(c.covered_cells()) <= {"/".join(c.target_cell)}
+
+
+def test_an_unusable_planner_falls_back_to_grounded_seeds(campaign, caplog):
+    """A model that answers with anything but a scenario: slots fall back, the campaign goes on."""
+    role, conversations, _ = campaign("tutor", "random_cell", rounds=1, conversations=4, horizon=1,
+                                      planner="sim/monitor")
+    seeds = {(s.persona, s.goal) for s in role.seeds}
+    for c in conversations:
+        s = c.scenario
+        assert s["origin"] == "coverage" and (s["persona"], s["goal"]) in seeds
+        assert (s["mode"], s["strategy"]) == (s["home_mode"], s["home_strategy"])
+    assert "planner answer unparseable" in caplog.text
+
+
+def test_fallback_mutations_still_vary_one_axis_within_the_cell(campaign):
+    sim = {"targets": {"a": {"breach": {"*": 0.9}}}, "judges": {"j": {}}, "users": {"plain": {}}}
+    _, conversations, _ = campaign("tutor", "rolefuzzer", rounds=2, conversations=10, horizon=1, sim=sim,
+                                   planner="sim/monitor")
+    by_id = {c.scenario["id"]: c.scenario for c in conversations}
+    children = [c.scenario for c in conversations if c.scenario["origin"] == "mutation"]
+    assert children
+    for child in children:
+        parent = by_id[child["parent"]]
+        assert [child[k] for k in ("mode", "strategy", "principle")] == [parent[k] for k in ("mode", "strategy", "principle")]
+        assert child["intensity"] == pytest.approx(1.5 * parent["intensity"]) or child["frame"] != parent["frame"]
