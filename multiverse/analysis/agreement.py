@@ -14,8 +14,6 @@ tests pin every metric to those packages to 1e-9.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import xarray as xr
 
@@ -299,8 +297,3 @@ def _provenance(metric: str, standard: str | None, scale: str, dim: str, by: str
         "units": "cells both raters rated (severity >= 0)",
     }
 
-
-def rater_pairs(labels: Sequence[str]) -> list[tuple[str, str]]:
-    """Unordered pairs of distinct raters, in label order."""
-    labels = list(labels)
-    return [(a, b) for i, a in enumerate(labels) for b in labels[i + 1 :]]

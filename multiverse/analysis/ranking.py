@@ -1,0 +1,276 @@
+"""Rankings of systems across the multiverse: do they flip with the judge?
+
+A ranking orders systems by their rate under one specification (lowest
+violation rate first; for leaderboards, highest score first).  Rankings under
+two values of a dim (two judges, two user simulators, ...) are compared with
+Kendall's tau (``scipy.stats.kendalltau``, tau-b) and with the share of system
+pairs whose order flips.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy import stats
+
+from multiverse.analysis.noise import paired_differences
+from multiverse.score import score
+
+NUISANCE = ("replicate", "item")
+
+
+def _rates(data: xr.Dataset | xr.DataArray) -> xr.DataArray:
+    """System rates per specification (rate rules only); rates pass through unchanged."""
+    scores = score(data) if isinstance(data, xr.Dataset) else data
+    if "unit" in scores.coords and "rule" in scores.dims:
+        scores = scores.sel(rule=scores["unit"] == "rate")
+    reduce = [d for d in NUISANCE if d in scores.dims]
+    rates = scores.mean(reduce) if reduce else scores
+    if "system" not in rates.dims:
+        raise ValueError(f"rankings: no 'system' dim to rank (dims: {rates.dims})")
+    return rates.drop_vars([c for c in rates.coords if c not in rates.dims])
+
+
+# --- numpy kernels ---------------------------------------------------------------------------------
+
+
+def rank_kernel(values: np.ndarray, *, axis: int, higher_is_better: bool) -> np.ndarray:
+    """Average ranks (1 = best) along ``axis``; NaN values stay unranked (NaN)."""
+    oriented = -values if higher_is_better else values
+    return stats.rankdata(oriented, axis=axis, method="average", nan_policy="omit")
+
+
+def order_flips(x: np.ndarray, y: np.ndarray) -> tuple[float, int]:
+    """Share of pairs (both values present in x and y) ordered oppositely; and the pair count."""
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    i, j = np.triu_indices(len(x), k=1)
+    sx, sy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    n = len(i)
+    return (float(np.mean(sx * sy < 0)) if n else np.nan), n
+
+
+def tau(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's tau-b over the entries present in both (NaN with fewer than two)."""
+    keep = ~(np.isnan(x) | np.isnan(y))
+    if keep.sum() < 2:
+        return np.nan
+    return float(stats.kendalltau(x[keep], y[keep]).statistic)
+
+
+# --- public functions ---------------------------------------------------------------------------------
+
+
+def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False) -> xr.DataArray:
+    """The rank of every system under every specification.
+
+    Parameters
+    ----------
+    data
+        A cube, its scores, or a DataArray of rates with a ``system`` dim
+        (e.g. from :func:`leaderboard_table`).
+    higher_is_better
+        False for violation rates (lowest first), True for leaderboard scores.
+
+    Returns
+    -------
+    xarray.DataArray
+        Ranks (1 = best, ties averaged, NaN where the rate is missing) over
+        ``system`` and the specification dims.
+
+    See Also
+    --------
+    rank_agreement, win_shares
+    """
+    rates = _rates(data)
+    ranks = xr.apply_ufunc(
+        rank_kernel, rates, input_core_dims=[["system"]], output_core_dims=[["system"]],
+        kwargs={"axis": -1, "higher_is_better": higher_is_better},
+    ).transpose(*rates.dims)
+    ranks.name = "rank"
+    ranks.attrs.update({"analysis": "rankings", "order": "higher is better" if higher_is_better else "lower is better"})
+    return ranks
+
+
+def rank_agreement(
+    data: xr.Dataset | xr.DataArray, *, dim: str = "judge", higher_is_better: bool = False
+) -> xr.Dataset:
+    """How much the ranking of systems depends on the value of ``dim``.
+
+    For every pair of values of ``dim`` (e.g. two judges), and every
+    combination of the other specification dims, the rankings of systems are
+    compared; the results are averaged over those combinations.
+
+    Parameters
+    ----------
+    data
+        A cube, its scores, or rates with ``system`` and ``dim`` dims.
+    dim
+        The dim whose values are compared.
+    higher_is_better
+        Orientation of the rates.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims (``dim``, ``<dim>_b``): ``kendall_tau`` (mean tau-b),
+        ``flip_share`` (mean share of system pairs in opposite order: the
+        rank-flip matrix) and ``n_specs`` (combinations compared).
+
+    See Also
+    --------
+    rankings, leaderboard_table
+    """
+    rates = _rates(data)
+    if dim not in rates.dims:
+        raise ValueError(f"rank_agreement: dim {dim!r} not in the rates' dims {rates.dims}")
+    oriented = -rates if higher_is_better else rates
+    others = [d for d in oriented.dims if d not in ("system", dim)]
+    stacked = oriented.stack(combo=others) if others else oriented.expand_dims(combo=[0])
+    values = stacked.transpose(dim, "combo", "system").values
+    n = values.shape[0]
+    taus = np.full((n, n), np.nan)
+    flips = np.full((n, n), np.nan)
+    counts = np.zeros((n, n), dtype=np.int64)
+    for a in range(n):
+        for b in range(n):
+            t = [tau(values[a, c], values[b, c]) for c in range(values.shape[1])]
+            f = [order_flips(values[a, c], values[b, c])[0] for c in range(values.shape[1])]
+            usable = np.isfinite(t)
+            counts[a, b] = int(usable.sum())
+            if usable.any():
+                taus[a, b] = float(np.mean(np.asarray(t)[usable]))
+            if np.isfinite(f).any():
+                flips[a, b] = float(np.nanmean(f))
+    labels = rates[dim].values
+    coords = {dim: labels, f"{dim}_b": labels}
+    pair = (dim, f"{dim}_b")
+    out = xr.Dataset({"kendall_tau": (pair, taus), "flip_share": (pair, flips), "n_specs": (pair, counts)}, coords=coords)
+    out.attrs.update({"analysis": "rank agreement", "dim": dim, "tau": "Kendall tau-b (scipy.stats.kendalltau)"})
+    return out
+
+
+def win_shares(
+    data: xr.Dataset | xr.DataArray,
+    *,
+    alpha: float = 0.05,
+    n_boot: int = 200,
+    seed: int = 0,
+) -> xr.Dataset:
+    """In what share of the multiverse does system A beat system B?
+
+    Parameters
+    ----------
+    data
+        A cube or its scores (conversation-level, so the noise is known).
+    alpha
+        Level at which a win counts as beyond the noise.
+    n_boot, seed
+        Passed to :func:`paired_differences` (its intervals are not used here).
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims (``system``, ``system_b``): ``share_better`` (A's violation rate
+        lower), ``share_better_beyond_noise`` (lower with p < alpha),
+        ``share_worse_beyond_noise``, ``n_specs``.
+
+    See Also
+    --------
+    paired_differences, rankings
+    """
+    pairs = paired_differences(data, alpha=alpha, n_boot=n_boot, seed=seed)
+    spec_dims = [d for d in pairs["difference"].dims if d not in ("system", "system_b")]
+    usable = pairs["difference"].notnull()
+    n = usable.sum(spec_dims)
+    significant = pairs["p_value"] < alpha
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = xr.Dataset(
+            {
+                "share_better": (pairs["difference"] < 0).sum(spec_dims) / n,
+                "share_better_beyond_noise": ((pairs["difference"] < 0) & significant).sum(spec_dims) / n,
+                "share_worse_beyond_noise": ((pairs["difference"] > 0) & significant).sum(spec_dims) / n,
+                "n_specs": n,
+            }
+        )
+    out.attrs.update({"analysis": "win shares", "alpha": alpha, "better": "lower violation rate"})
+    return out
+
+
+def leaderboard_table(
+    table: pd.DataFrame,
+    *,
+    system: str = "system",
+    judge: str = "judge",
+    value: str = "win_rate",
+) -> xr.DataArray:
+    """A plain per-judge leaderboard (long or wide) as rates over (``system``, ``judge``).
+
+    Parameters
+    ----------
+    table
+        Long form: one row per (system, judge) with columns ``system``,
+        ``judge``, ``value``.  Wide form: systems as the index, one column per
+        judge.
+    system, judge, value
+        Column names of the long form.
+
+    Returns
+    -------
+    xarray.DataArray
+        NaN where a judge did not rank a system.
+
+    See Also
+    --------
+    rankings, rank_agreement
+    """
+    if {system, judge, value} <= set(table.columns):
+        wide = table.pivot_table(index=system, columns=judge, values=value, aggfunc="mean")
+    else:
+        wide = table
+    numeric = wide.apply(pd.to_numeric, errors="coerce")
+    if numeric.isna().all().any():
+        bad = numeric.columns[numeric.isna().all()][0]
+        raise ValueError(f"leaderboard_table: column {bad!r} holds no numbers; expected one score column per judge")
+    da = xr.DataArray(
+        numeric.to_numpy(dtype=float), dims=("system", "judge"),
+        coords={"system": numeric.index.astype(str).to_numpy(), "judge": numeric.columns.astype(str).to_numpy()},
+        name=value,
+    )
+    return da
+
+
+def leaderboard_rankings(table: pd.DataFrame | xr.DataArray, *, higher_is_better: bool = True, **columns: str) -> xr.Dataset:
+    """Rankings and their agreement across judges for plain per-judge leaderboards.
+
+    Parameters
+    ----------
+    table
+        A long or wide table (see :func:`leaderboard_table`) or its DataArray.
+    higher_is_better
+        True for win rates.
+    **columns
+        ``system=``, ``judge=``, ``value=`` column names of a long table.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``rank`` (system, judge) and the :func:`rank_agreement` variables over
+        (``judge``, ``judge_b``); systems a judge did not rank are left out of
+        that judge's comparisons.
+
+    See Also
+    --------
+    rank_agreement
+    """
+    rates = table if isinstance(table, xr.DataArray) else leaderboard_table(table, **columns)
+    out = rank_agreement(rates, dim="judge", higher_is_better=higher_is_better)
+    out["rank"] = rankings(rates, higher_is_better=higher_is_better)
+    out["n_common"] = xr.DataArray(
+        [[int((rates.sel(judge=a).notnull() & rates.sel(judge=b).notnull()).sum()) for b in rates["judge"].values]
+         for a in rates["judge"].values],
+        dims=("judge", "judge_b"),
+    )
+    return out
+

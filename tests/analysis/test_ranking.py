@@ -1,0 +1,81 @@
+"""Rankings across judges: ranks, Kendall's tau, rank flips, win shares, plain leaderboards."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from scipy import stats
+
+from multiverse.analysis.ranking import (
+    leaderboard_rankings,
+    leaderboard_table,
+    order_flips,
+    rank_agreement,
+    rankings,
+    win_shares,
+)
+
+
+def rates(table, judges):
+    return xr.DataArray(np.asarray(table, float).T, dims=("system", "judge"),
+                        coords={"system": list("abcd")[: len(table[0])], "judge": judges})
+
+
+def test_ranks_put_the_lowest_violation_rate_first():
+    r = rankings(rates([[0.1, 0.3, 0.2]], ["j"]))
+    assert r.sel(judge="j").values.tolist() == [1, 3, 2]
+    board = rankings(rates([[0.1, 0.3, 0.2]], ["j"]), higher_is_better=True)
+    assert board.sel(judge="j").values.tolist() == [3, 1, 2]
+
+
+@pytest.mark.parametrize(
+    "second, tau_want, flips_want",
+    [
+        pytest.param([0.1, 0.2, 0.3, 0.4], 1.0, 0.0, id="same-order"),
+        pytest.param([0.4, 0.3, 0.2, 0.1], -1.0, 1.0, id="reversed-order"),
+        pytest.param([0.2, 0.1, 0.3, 0.4], 2 / 3, 1 / 6, id="one-adjacent-swap"),
+    ],
+)
+def test_kendall_tau_and_flip_share_between_two_judges(second, tau_want, flips_want):
+    out = rank_agreement(rates([[0.1, 0.2, 0.3, 0.4], second], ["j", "k"]))
+    assert float(out.kendall_tau.sel(judge="j", judge_b="k")) == pytest.approx(tau_want)
+    assert float(out.kendall_tau.sel(judge="j", judge_b="k")) == pytest.approx(
+        stats.kendalltau([0.1, 0.2, 0.3, 0.4], second).statistic)
+    assert float(out.flip_share.sel(judge="j", judge_b="k")) == pytest.approx(flips_want)
+    assert float(out.flip_share.sel(judge="j", judge_b="j")) == 0
+
+
+def test_order_flips_skips_missing_systems():
+    share, n = order_flips(np.array([1.0, 2.0, np.nan]), np.array([2.0, 1.0, 3.0]))
+    assert (share, n) == (1.0, 1)
+
+
+def test_blind_judge_reorders_systems_more_than_sharp_judges(blind_judge_cube):
+    out = rank_agreement(blind_judge_cube.sel(user_sim="plain"), dim="judge")
+    assert float(out.kendall_tau.sel(judge="sharp", judge_b="keen")) > float(out.kendall_tau.sel(judge="sharp", judge_b="blind"))
+
+
+def test_win_shares_follow_planted_rates(blind_judge_cube):
+    out = win_shares(blind_judge_cube, n_boot=20)
+    assert float(out.share_better.sel(system="a", system_b="c")) > 0.8
+    assert float(out.share_better_beyond_noise.sel(system="a", system_b="c")) > float(
+        out.share_better_beyond_noise.sel(system="c", system_b="a"))
+    total = out.share_better + out.share_better.rename(system="system_b", system_b="system")
+    assert float(total.sel(system="a", system_b="b")) <= 1
+
+
+@pytest.mark.parametrize("form", [pytest.param("long", id="long-table"), pytest.param("wide", id="wide-table")])
+def test_plain_leaderboards(form):
+    wide = pd.DataFrame({"j1": [30.0, 20.0, 10.0, np.nan], "j2": [25.0, 28.0, 5.0, 7.0]},
+                        index=["m1", "m2", "m3", "m4"])
+    table = wide if form == "wide" else wide.stack().rename("win_rate").rename_axis(["system", "judge"]).reset_index()
+    out = leaderboard_rankings(table)
+    assert out["rank"].sel(judge="j1").values[:3].tolist() == [1, 2, 3]
+    assert int(out.n_common.sel(judge="j1", judge_b="j2")) == 3
+    want = stats.kendalltau([30, 20, 10], [25, 28, 5]).statistic
+    assert float(out.kendall_tau.sel(judge="j1", judge_b="j2")) == pytest.approx(want)
+
+
+def test_leaderboard_without_numbers_is_named():
+    with pytest.raises(ValueError, match="column 'j1' holds no numbers"):
+        leaderboard_table(pd.DataFrame({"j1": ["x", "y"]}, index=["a", "b"]))
