@@ -74,7 +74,7 @@ def _deterministic(
     from multiverse.judges.registry import get_judge
 
     e = plan.experiment
-    horizon = severity.shape[CONVERSATION_DIMS.index("item") + 1]
+    horizon = e.horizon
     for j, (label, spec) in enumerate(e.judges.items()):
         if spec.kind != "deterministic" or not records:
             continue

@@ -155,17 +155,21 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
         seed=e.seed,
     )
     kept = [(item, conversations[item]) for item in unit.items if item < len(conversations)]
-    judge_ids = plan.judge.sel(
-        system=unit.system, role=unit.role, user_sim=unit.user_sim,
-        condition=unit.condition, replicate=unit.replicate,
+    planned = (
+        plan.judge.sel(
+            system=unit.system, role=unit.role, user_sim=unit.user_sim,
+            condition=unit.condition, replicate=unit.replicate,
+        ).transpose("item", "judge").values
+        != ""
     )
+    judge_column = {label: j for j, label in enumerate(e.judges)}
     principle_ids = tuple(role.principle_ids)
     asked: list[tuple[int, str, int]] = []
     requests = []
     for index, (item, conversation) in enumerate(kept):
         turns = min(conversation.transcript.n_turns, condition.horizon)
         for label, spec in model_judges.items():
-            if judge_ids.sel(item=item, judge=label).item() == "":
+            if not planned[item, judge_column[label]]:
                 continue
             for turn in range(1, turns + 1):
                 asked.append((index, label, turn))
@@ -192,7 +196,7 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
                 severity, reason, bad = _judged_turns(by_judge[(index, label)], principle_ids)
                 record.judged[label] = (severity, reason)
                 unparseable += bad
-            elif judge_ids.sel(item=item, judge=label).item() != "":
+            elif planned[item, judge_column[label]]:
                 empty = np.zeros((0, len(principle_ids)), dtype=np.int8)
                 record.judged[label] = (empty, empty.copy())
         records.append(record)

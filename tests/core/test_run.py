@@ -239,3 +239,12 @@ def test_open_cube_reads_a_run_folder(write_experiment, tmp_path):
     cube = run(write_experiment(tiny_experiment()), out=out, cache=tmp_path / "cache")
     xr.testing.assert_identical(open_cube(out), open_cube(out / "cube.nc"))
     xr.testing.assert_equal(open_cube(out).drop_attrs(), cube.drop_attrs())
+
+
+def test_multiverse_run_stays_callable_whatever_is_imported_first():
+    import subprocess
+    import sys
+
+    code = "import multiverse.run, multiverse; print(callable(multiverse.run), multiverse.run.run.__module__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "multiverse.run.runner"]
