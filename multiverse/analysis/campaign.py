@@ -37,6 +37,13 @@ failure clusters
 mutation-family persistence
     For every parent with mutation children: the pooled share of its children's
     validated conversations that clearly breach the parent's target principle.
+violation heatmap
+    Over (tagged mode x tagged strategy) rows and principle columns, the share of
+    validated tagged turns meeting a standard; masked below three conversations.
+
+The shapes of the RoleFUZZER paper's tables: Table 2 is
+:func:`cumulative_breach_shares`, Table 3 :func:`mutation_persistence`, Table 4
+:func:`violation_summary` (one row per campaign or search strategy).
 """
 
 from __future__ import annotations
