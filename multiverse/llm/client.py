@@ -197,6 +197,7 @@ class Client:
         self._logged: set[tuple[str, str]] = set()
         self._state: _LoopState | None = None
         self._sync_loop: asyncio.AbstractEventLoop | None = None
+        self._sync_thread: threading.Thread | None = None
         self._sync_lock = threading.Lock()
         self._versions: dict[bool, dict[str, str]] = {}
 
@@ -514,8 +515,9 @@ class Client:
         with self._sync_lock:
             if self._sync_loop is None:
                 loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="multiverse-llm-loop", daemon=True).start()
-                self._sync_loop = loop
+                thread = threading.Thread(target=loop.run_forever, name="multiverse-llm-loop", daemon=True)
+                thread.start()
+                self._sync_loop, self._sync_thread = loop, thread
         future = asyncio.run_coroutine_threadsafe(coroutine, self._sync_loop)
         try:
             return future.result()
@@ -527,8 +529,11 @@ class Client:
         """Stop the background loop and close the cache if this client opened it."""
         with self._sync_lock:
             loop, self._sync_loop = self._sync_loop, None
-        if loop is not None:
+            thread, self._sync_thread = self._sync_thread, None
+        if loop is not None and thread is not None:
             loop.call_soon_threadsafe(loop.stop)
+            thread.join()
+            loop.close()
         if self._owns_cache:
             self.cache.close()
 

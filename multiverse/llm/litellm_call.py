@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from multiverse.llm.redact import install_log_filter
+from multiverse.llm.redact import install_log_filter, split_url_credentials
 from multiverse.llm.request import Request, plain
 
 _LOCK = threading.Lock()
-_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "openai")
+_LOGGER_NAMESPACES = ("LiteLLM", "litellm", "httpx", "httpcore", "openai", "aiohttp", "anthropic", "botocore")
 
 
 def load_litellm() -> ModuleType:
@@ -48,7 +48,7 @@ def load_litellm() -> ModuleType:
         for name in ("_async_success_callback", "_async_failure_callback", "_async_input_callback"):
             if hasattr(litellm, name):
                 setattr(litellm, name, [])
-        install_log_filter(*_LITELLM_LOGGERS)
+        install_log_filter(*_LOGGER_NAMESPACES)
         return litellm
 
 
@@ -64,7 +64,14 @@ class Reply:
 
 
 def call_kwargs(request: Request, *, timeout_s: float) -> dict[str, Any]:
-    """Return the keyword arguments of ``litellm.acompletion`` for ``request``."""
+    """Return the keyword arguments of ``litellm.acompletion`` for ``request``.
+
+    Credentials embedded in ``api_base`` (``http://:KEY@host/v1`` or
+    ``http://user:KEY@host/v1``) are moved out of the URL: the password (else
+    the user name) becomes ``api_key`` unless the request's parameters give
+    one, because an HTTP client cannot send both URL credentials and the
+    bearer token every OpenAI-compatible call carries.
+    """
     kwargs: dict[str, Any] = {
         "model": request.model,
         "messages": plain(request.messages),
@@ -74,7 +81,9 @@ def call_kwargs(request: Request, *, timeout_s: float) -> dict[str, Any]:
     }
     kwargs.update(plain(request.params))
     if request.api_base is not None:
-        kwargs["api_base"] = request.api_base
+        kwargs["api_base"], secret = split_url_credentials(request.api_base)
+        if secret is not None:
+            kwargs.setdefault("api_key", secret)
     if request.tools is not None:
         kwargs["tools"] = plain(request.tools)
     if request.response_format is not None:

@@ -14,10 +14,13 @@ in the last message's content (that request then fails on every attempt):
 ``rate_limit``  429 with ``Retry-After``;  ``server_error``  500;
 ``timeout``  no answer for ``hang_s``;  ``malformed``  200 with invalid JSON;
 ``truncated``  the body (or stream) cut off mid-way;  ``empty``  200 with empty content;
-``auth``  401;  ``bad_request``  400;  ``not_found``  404 (unknown model).
+``auth``  401 echoing the key it got, as providers do;  ``bad_request``  400;  ``not_found``  404 (unknown model).
 
-The server counts requests per body digest (:attr:`LoopbackServer.requests`)
-and fully answered ones (:attr:`LoopbackServer.answered`).  Written on the
+The server counts requests per body digest (:attr:`LoopbackServer.requests`),
+fully answered ones (:attr:`LoopbackServer.answered`), injected faults
+(:attr:`LoopbackServer.faults`), the last message of each digest
+(:attr:`LoopbackServer.prompts`) and the bearer tokens it received
+(:attr:`LoopbackServer.bearer_tokens`, so tests can check a key was sent).  Written on the
 standard library's ``ThreadingHTTPServer`` so it needs nothing beyond Python.
 """
 
@@ -103,6 +106,8 @@ class LoopbackServer:
         self.requests: Counter[str] = Counter()
         self.answered: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
+        self.bearer_tokens: Counter[str] = Counter()
+        self.prompts: dict[str, str] = {}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -155,9 +160,11 @@ class LoopbackServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _admit(self, body: Mapping[str, Any]) -> tuple[str, str | None]:
+    def _admit(self, body: Mapping[str, Any], authorization: str) -> tuple[str, str | None]:
         digest = body_digest(body)
         with self._lock:
+            self.bearer_tokens[authorization.removeprefix("Bearer ")] += 1
+            self.prompts[digest] = str(((body.get("messages") or [{}])[-1]).get("content") or "")
             attempt = self.requests[digest]
             self.requests[digest] += 1
         fault = self.fault_for(body, attempt)
@@ -206,7 +213,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
             return
         owner = self.owner
-        digest, fault = owner._admit(body)
+        digest, fault = owner._admit(body, self.headers.get("Authorization", ""))
         try:
             if owner.latency_s > 0:
                 time.sleep(owner.latency_s)
@@ -218,6 +225,8 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.owner
         if fault in _ERRORS:
             status, code, message = _ERRORS[fault]
+            if fault == "auth":  # as providers do, echo the rejected key back
+                message = f"{message[:-1]}: {self.headers.get('Authorization', '').removeprefix('Bearer ')}."
             headers = {"Retry-After": f"{owner.retry_after_s:g}"} if fault == "rate_limit" else None
             self._send_json(status, {"error": {"message": message, "type": code, "code": code}}, headers)
             return

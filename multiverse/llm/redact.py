@@ -103,6 +103,23 @@ def strip_url_credentials(url: str | None) -> str | None:
     return urlunsplit((parts.scheme.lower(), netloc.lower(), path, urlencode(query), ""))
 
 
+def split_url_credentials(url: str) -> tuple[str, str | None]:
+    """Split ``url`` into the URL without ``user:password@`` and the password (else the user name).
+
+    Examples
+    --------
+    >>> split_url_credentials("http://:tok-12345@127.0.0.1:8000/v1")
+    ('http://127.0.0.1:8000/v1', 'tok-12345')
+    """
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    secret = unquote(parts.password or parts.username or "") or None
+    register_secret(secret)
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), secret
+
+
 class RedactingFilter(logging.Filter):
     """A logging filter that redacts each record's formatted message in place."""
 
@@ -118,12 +135,28 @@ class RedactingFilter(logging.Filter):
 
 
 _FILTER = RedactingFilter()
+_redacted_namespaces: tuple[str, ...] = ()
 
 
-def install_log_filter(*logger_names: str) -> None:
-    """Attach the redacting filter to the named loggers and their handlers (idempotent)."""
-    for name in logger_names:
-        logger = logging.getLogger(name)
-        for target in [logger, *logger.handlers]:
-            if _FILTER not in target.filters:
-                target.addFilter(_FILTER)
+def install_log_filter(*namespaces: str) -> None:
+    """Redact every log record created under the given logger namespaces (idempotent).
+
+    A filter on a logger does not see records of its child loggers, and the
+    libraries create child loggers freely, so the redaction hooks into record
+    creation (:func:`logging.setLogRecordFactory`) for these namespaces only.
+    """
+    global _redacted_namespaces
+    new = tuple(n for n in namespaces if n not in _redacted_namespaces)
+    if not new:
+        return
+    if not _redacted_namespaces:
+        previous = logging.getLogRecordFactory()
+
+        def factory(*args, **kwargs):
+            record = previous(*args, **kwargs)
+            if record.name.startswith(_redacted_namespaces):
+                _FILTER.filter(record)
+            return record
+
+        logging.setLogRecordFactory(factory)
+    _redacted_namespaces += new
