@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", metavar="DIR", help="model-call cache folder (default: the file's cache:)")
     parser.add_argument("--backend", help="joblib backend to spread rollouts over (loky, threading, dask, ray)")
     parser.add_argument("--jobs", type=int, metavar="N", help="workers for --backend")
-    parser.add_argument("--offline", action="store_true", help="never call a real model; a cache miss stops the run")
+    parser.add_argument("--offline", action="store_true", help="answer only from the cache (sim models too); a miss stops the run")
 
 
 def main(args: argparse.Namespace) -> int:

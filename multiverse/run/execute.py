@@ -258,6 +258,10 @@ def execute_units(
             return asyncio.run(_run_all(client, plan, units, roles)), [client.summary()]
     import joblib
 
+    if backend == "ray":
+        from ray.util.joblib import register_ray
+
+        register_ray()
     experiment = plan.experiment
     specs_dir = str(experiment.specs_dir())
     with joblib.parallel_config(backend=backend, n_jobs=n_jobs):

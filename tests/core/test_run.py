@@ -80,7 +80,13 @@ def test_adding_a_judge_calls_only_that_judge(write_experiment, tmp_path):
     run(write_experiment(data, "before.yaml"), cache=tmp_path / "cache")
     data["dims"]["judge"]["lenient"] = "sim/judge-lenient"
     data["sim"]["judges"]["lenient"] = {"leniency": 0.5}
+    from multiverse.run import plan_report
+    from multiverse.run.runner import resolve_experiment
+
+    report = plan_report(resolve_experiment(write_experiment(data, "after.yaml")), cache=tmp_path / "cache")
+    assert {m for m, row in report["models"].items() if row["to_call"]} == {"sim/judge-lenient"}
     after = run(write_experiment(data, "after.yaml"), cache=tmp_path / "cache")
+    assert _calls_by_model(after)["sim/judge-lenient"] == report["models"]["sim/judge-lenient"]["to_call"]
     assert set(_calls_by_model(after)) == {"sim/judge-lenient"}
     assert _calls_by_model(after)["sim/judge-lenient"] == int((after["severity"].sel(judge="lenient", principle="confidentiality") != -2).sum())
 
@@ -248,3 +254,15 @@ def test_multiverse_run_stays_callable_whatever_is_imported_first():
     code = "import multiverse.run, multiverse; print(callable(multiverse.run), multiverse.run.run.__module__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "multiverse.run.runner"]
+
+
+def test_spend_cap_stops_cleanly_and_a_rerun_resumes(write_experiment, tmp_path, capsys):
+    path = write_experiment(tiny_experiment(max_calls=5))
+    out = tmp_path / "out"
+    assert cli(["run", str(path), "--out", str(out), "--cache", str(tmp_path / "cache")]) == 3
+    assert "spend cap" in capsys.readouterr().err
+    assert not out.exists()
+    resumed = run(write_experiment(tiny_experiment()), cache=tmp_path / "cache")
+    fresh = run(write_experiment(tiny_experiment(), "fresh.yaml"), cache=tmp_path / "fresh")
+    assert _summary(resumed)["calls"] == _summary(fresh)["calls"] - 5
+    xr.testing.assert_equal(resumed.drop_attrs(), fresh.drop_attrs())
