@@ -1,0 +1,43 @@
+"""Analyses of judgment cubes: how far do conclusions move with the evaluator's choices?
+
+Every statistic comes in three layers: a numpy kernel taking ``axis=``, an
+``xarray.apply_ufunc`` wrapper taking dim names, and the public function listed
+here.  Names are imported on first use (PEP 562), so importing this package is free.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "agreement": "multiverse.analysis.agreement",
+    "agreement_ci": "multiverse.analysis.agreement",
+    "spec_curve": "multiverse.analysis.curve",
+    "noise_floor": "multiverse.analysis.noise",
+    "paired_differences": "multiverse.analysis.noise",
+    "clustered_se_of_rate": "multiverse.analysis.noise",
+    "rankings": "multiverse.analysis.ranking",
+    "rank_agreement": "multiverse.analysis.ranking",
+    "win_shares": "multiverse.analysis.ranking",
+    "leaderboard_rankings": "multiverse.analysis.ranking",
+    "leaderboard_table": "multiverse.analysis.ranking",
+    "variance_decomposition": "multiverse.analysis.variance",
+    "decision_study": "multiverse.analysis.variance",
+    "cell_rates": "multiverse.analysis.cells",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'multiverse.analysis' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
