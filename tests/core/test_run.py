@@ -96,7 +96,7 @@ def planted(tmp_path_factory):
     """Two targets of planted breach rates, a perfect judge, a fully lenient one, their panel."""
     folder = tmp_path_factory.mktemp("planted")
     data = tiny_experiment(
-        systems={"low": "sim/target-low", "high": "sim/target-high"}, replicates=2, items=16,
+        systems={"low": "sim/target-low", "high": "sim/target-high"}, replicates=2, items=8,
     )
     data["dims"]["condition"] = {"c": {"horizon": 4, "search": "seed_only"}}
     data["dims"]["judge"] = {
