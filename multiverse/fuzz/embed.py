@@ -32,6 +32,7 @@ Embedder = Callable[[Sequence[str]], np.ndarray]
 DEFAULT_EMBEDDER = "hashed-tfidf"
 
 
+@lru_cache(maxsize=2**18)
 def _bucket(gram: str, n_features: int) -> int:
     digest = hashlib.blake2b(gram.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "little") % n_features

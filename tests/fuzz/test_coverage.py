@@ -89,3 +89,14 @@ def test_every_role_is_covered_at_eight_turns(tmp_path, campaign_runner, role_id
     _, rand, _ = campaign_runner(tmp_path / "rand", role_id, "random_cell")
     assert coverage_share(fuzz, role) >= 0.89
     assert coverage_share(fuzz, role) >= coverage_share(rand, role)
+
+
+def test_grid_guided_users_are_more_diverse_than_free_form_ones(tutor_campaigns):
+    from multiverse.analysis import campaign as metrics
+    from multiverse.fuzz.embed import get_embedder
+
+    _, fuzz, _ = tutor_campaigns("rolefuzzer")
+    _, free, _ = tutor_campaigns("no_grid")
+    embed = get_embedder()
+    assert metrics.user_diversity(fuzz, embedder=embed) > metrics.user_diversity(free, embedder=embed)
+    assert metrics.behaviour_clusters(metrics.turn_table(fuzz)) > metrics.behaviour_clusters(metrics.turn_table(free))
