@@ -51,7 +51,7 @@ class World(Protocol):
 
     def latency_s(self, model: str) -> float: ...
 
-    def respond(self, request: Request) -> Any: ...
+    def respond(self, request: Request, *, attempt: int | None = None) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,14 @@ class _LoopState:
     loop: asyncio.AbstractEventLoop
     semaphore: asyncio.Semaphore
     inflight: dict[str, asyncio.Future] = field(default_factory=dict)
+
+
+async def _cancel_pending_tasks() -> None:
+    """Cancel what other libraries left running on the client's loop (as ``asyncio.run`` does at exit)."""
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _estimate_tokens(request: Request) -> float:
@@ -363,7 +371,7 @@ class Client:
                     self._check_caps()
                     self._count_call(request)
                     started = time.monotonic()
-                    outcome = await self._attempt(request)
+                    outcome = await self._attempt(request, attempt)
                     latency = time.monotonic() - started
                 if isinstance(outcome, _Reply):
                     return self._succeeded(request, key, outcome, estimate, latency)
@@ -378,9 +386,9 @@ class Client:
                 self._dead[target] = failure
         return self._failed(request, key, failure, latency)
 
-    async def _attempt(self, request: Request) -> _Reply | Failure:
+    async def _attempt(self, request: Request, attempt: int) -> _Reply | Failure:
         try:
-            reply = await asyncio.wait_for(self._send(request), timeout=self.timeout_s * 1.5 + 1.0)
+            reply = await asyncio.wait_for(self._send(request, attempt), timeout=self.timeout_s * 1.5 + 1.0)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001  classify() re-raises anything not from a provider
@@ -393,20 +401,20 @@ class Client:
             return Failure("empty_response", f"{request.model}: the reply has neither text nor tool calls")
         return reply
 
-    async def _send(self, request: Request) -> _Reply | Failure:
+    async def _send(self, request: Request, attempt: int) -> _Reply | Failure:
         if request.is_sim:
-            return await self._send_sim(request)
+            return await self._send_sim(request, attempt)
         from multiverse.llm.litellm_call import acall
 
         reply = await acall(request, timeout_s=self.timeout_s)
         return _Reply(reply.text, reply.tool_calls, reply.usage, reply.cost_usd, reply.finish_reason)
 
-    async def _send_sim(self, request: Request) -> _Reply | Failure:
+    async def _send_sim(self, request: Request, attempt: int) -> _Reply | Failure:
         world = self.sim
         latency = float(world.latency_s(request.model))
         if latency > 0:
             await asyncio.sleep(latency)
-        reply = world.respond(request)
+        reply = world.respond(request, attempt=attempt)
         if reply.transient_failure:
             return Failure("server_error", f"{request.model}: transient failure of the offline world")
         prompt = sum(len(str(m.get("content") or "")) for m in request.messages) // _CHARS_PER_TOKEN
@@ -531,6 +539,7 @@ class Client:
             loop, self._sync_loop = self._sync_loop, None
             thread, self._sync_thread = self._sync_thread, None
         if loop is not None and thread is not None:
+            asyncio.run_coroutine_threadsafe(_cancel_pending_tasks(), loop).result()
             loop.call_soon_threadsafe(loop.stop)
             thread.join()
             loop.close()

@@ -5,11 +5,12 @@ messages, every sampling parameter (provider-specific ones too), tools, response
 format, seed, replicate index, template digest and the key-schema version, and
 nothing else: no timeouts, retries, API keys, headers or concurrency settings.
 
-An offline-world (``sim/``) key holds only the called model's own parameters
-(``world.key_params(model)``: its settings, the sim seed and the sim version),
-the messages, tools and response format when set, the replicate index and the
-template digest, so changing one judge's settings never invalidates a target's
-calls.
+An offline-world (``sim/``) key holds only what the called model's reply
+depends on: its own world parameters (``world.key_params(model)``: its
+settings, the sim seed and the sim version), the request's sampling parameters
+and seed, the messages, tools and response format when set, the replicate index
+and the template digest.  No other model's settings enter it, so changing one
+judge's settings never invalidates a target's calls.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ def key_material(request: Request, *, world: KeyedWorld | None = None) -> dict[s
             "schema": KEY_SCHEMA_VERSION,
             "model": request.model,
             "sim": world.key_params(request.model),
+            "params": sampling_params(request.params),
+            "seed": request.seed,
             "messages": request.messages,
             "replicate": request.replicate,
             "template_digest": request.template_digest,

@@ -35,7 +35,7 @@ class LoggingWorld:
     def latency_s(self, model: str) -> float:
         return 0.01
 
-    def respond(self, request) -> Reply:
+    def respond(self, request, *, attempt: int | None = None) -> Reply:
         content = request.messages[-1]["content"]
         self.log.write(content + "\n")
         return Reply(f"answer to {content}", (), False)

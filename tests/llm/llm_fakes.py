@@ -27,17 +27,24 @@ class FakeWorld:
     flaky_attempts: int = 1
     version: str = "fake-1"
     calls: Counter = field(default_factory=Counter)
+    in_flight: int = 0
+    peak_in_flight: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def key_params(self, model: str) -> dict[str, Any]:
         return {"version": self.version, "seed": 0, **self.params.get(model, {})}
 
     def latency_s(self, model: str) -> float:
+        # the client asks for the latency when an attempt starts and gets the reply when it ends
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         return self.latency
 
-    def respond(self, request) -> FakeReply:
+    def respond(self, request, *, attempt: int | None = None) -> FakeReply:
         content = str(request.messages[-1]["content"])
         with self._lock:
+            self.in_flight -= 1
             self.calls[(request.model, content, request.replicate)] += 1
             attempt = self.calls[(request.model, content, request.replicate)]
         if "flaky" in content and attempt <= self.flaky_attempts:

@@ -90,23 +90,8 @@ def test_a_call_that_keeps_failing_is_recorded_with_its_reason_never_content(tmp
 
 def test_in_flight_calls_never_exceed_the_concurrency_bound():
     world = FakeWorld(latency=0.01)
-    c = client(world, concurrency=3)
-    peak = 0
-    original = c._send_sim
-
-    async def counting(request):
-        nonlocal peak
-        counting.now += 1
-        peak = max(peak, counting.now)
-        try:
-            return await original(request)
-        finally:
-            counting.now -= 1
-
-    counting.now = 0
-    c._send_sim = counting
-    c.gather(requests(30))
-    assert peak == 3
+    client(world, concurrency=3).gather(requests(30))
+    assert world.peak_in_flight == 3
 
 
 def test_requests_per_minute_limit_spaces_calls(world):

@@ -85,7 +85,7 @@ def test_sim_key_holds_only_the_called_models_own_parameters():
     world.params = {**world.params, "sim/target-a": {"breach": 0.4}}
     assert request_key(target, world=world) != before
     material = key_material(target, world=world)
-    assert set(material) == {"schema", "model", "sim", "messages", "replicate", "template_digest"}
+    assert set(material) == {"schema", "model", "sim", "params", "seed", "messages", "replicate", "template_digest"}
 
 
 def test_sim_key_needs_the_world():

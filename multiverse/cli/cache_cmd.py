@@ -1,0 +1,50 @@
+"""``multiverse cache audit [--cache DIR] [--json]``: what the model-call cache holds.
+
+Lists entries by model and by the library versions that wrote them, with the
+size on disk.  It only reads: the cache is never wiped or rewritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    audit = actions.add_parser("audit", help="entries by model and by library version, size on disk")
+    audit.add_argument("--cache", metavar="DIR", help="cache folder (default: $MULTIVERSE_CACHE or .cache/multiverse)")
+    audit.add_argument("--json", action="store_true", help="print the audit as JSON")
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def main(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from multiverse.llm.cache import DB_NAME, Cache, default_cache_dir
+
+    directory = Path(args.cache) if args.cache else default_cache_dir()
+    if not (directory / DB_NAME).is_file():
+        print(f"multiverse cache: no cache at {directory} (expected {directory / DB_NAME})", file=sys.stderr)
+        return 2
+    with Cache(directory) as cache:
+        report = cache.audit()
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+        return 0
+    span = f", {report['oldest']} to {report['newest']}" if report["entries"] else ""
+    print(f"cache {report['path']}: {report['entries']} entries, {_size(report['size_bytes'])}{span}")
+    for title, counts in (("by model", report["by_model"]), ("by library version", report["by_version"])):
+        print(title)
+        width = max((len(name) for name in counts), default=0)
+        for name, n in counts.items():
+            print(f"  {name:<{width}}  {n:>9}")
+    return 0
