@@ -1,0 +1,39 @@
+"""Figures of analysis results: one function per analysis, ``ax=None`` in, ``Axes`` out.
+
+Figure functions take the output of an analysis (never a cube) and compute
+nothing beyond layout.  Names are imported on first use (PEP 562), so
+``import multiverse.plots`` does not import matplotlib.  :func:`style` is the
+context manager every figure draws in.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "style": "multiverse.plots._style",
+    "plot_spec_curve": "multiverse.plots.curve",
+    "plot_agreement": "multiverse.plots.agreement",
+    "plot_noise_floor": "multiverse.plots.noise",
+    "plot_rankings": "multiverse.plots.ranking",
+    "plot_rank_flips": "multiverse.plots.ranking",
+    "plot_variance": "multiverse.plots.variance",
+    "plot_decision_study": "multiverse.plots.variance",
+    "plot_cell_heatmap": "multiverse.plots.heatmap",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'multiverse.plots' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,43 @@
+"""The style context every figure function draws in, and shared colours."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+
+STYLE_FILE = Path(__file__).with_name("multiverse.mplstyle")
+
+SIGNIFICANT = "#0072B2"  # significant in the predicted direction
+OPPOSITE = "#D55E00"  # significant against it
+NOT_SIGNIFICANT = "0.65"
+PREFERRED = "#000000"
+NULL_BAND = "0.85"
+
+
+@contextmanager
+def style() -> Iterator[None]:
+    """Draw inside the library's style (``multiverse.mplstyle``) without touching global rcParams."""
+    with plt.style.context(STYLE_FILE):
+        yield
+
+
+def axes(ax: Axes | None, **figure_kwargs) -> Axes:
+    """``ax`` itself, or the axes of a new figure (call inside :func:`style`)."""
+    if ax is not None:
+        return ax
+    _, new = plt.subplots(**figure_kwargs)
+    return new
+
+
+def facet(result, dims: tuple[str, ...], selection: dict) -> object:
+    """Select one facet of ``result``: named labels, else the first label of each extra dim."""
+    unknown = [d for d in selection if d not in result.dims]
+    if unknown:
+        raise ValueError(f"no dim {unknown[0]!r} to select (dims: {tuple(result.dims)})")
+    chosen = result.sel({d: v for d, v in selection.items() if v is not None})
+    rest = {d: 0 for d in dims if d in chosen.dims and d not in selection}
+    return chosen.isel(rest) if rest else chosen
