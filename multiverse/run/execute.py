@@ -196,9 +196,6 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
                 severity, reason, bad = _judged_turns(by_judge[(index, label)], principle_ids)
                 record.judged[label] = (severity, reason)
                 unparseable += bad
-            elif planned[item, judge_column[label]]:
-                empty = np.zeros((0, len(principle_ids)), dtype=np.int8)
-                record.judged[label] = (empty, empty.copy())
         records.append(record)
     coverage = coverage_share([c for _, c in kept], role) if e.is_campaign and kept else None
     return UnitResult(unit.key, records, coverage, unparseable)

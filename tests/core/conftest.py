@@ -10,7 +10,7 @@ import yaml
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 
 
-def tiny_experiment(**overrides):
+def _tiny_experiment(**overrides):
     """A small offline experiment as a mapping; keyword arguments replace top-level keys."""
     data = {
         "name": "tiny",
@@ -32,6 +32,12 @@ def tiny_experiment(**overrides):
     }
     data.update(overrides)
     return data
+
+
+@pytest.fixture(scope="session")
+def tiny_experiment():
+    """Build a small offline experiment mapping; keyword arguments replace top-level keys."""
+    return _tiny_experiment
 
 
 @pytest.fixture

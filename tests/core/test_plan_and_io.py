@@ -9,10 +9,9 @@ from multiverse.cube import new_cube
 from multiverse.experiment import load_experiment
 from multiverse.io import open_cube, replace_dir, save_cube
 from multiverse.plan import estimate_calls, make_plan
-from tests.core.conftest import tiny_experiment
 
 
-def _two_systems(**overrides):
+def _two_systems(tiny_experiment, **overrides):
     data = tiny_experiment(systems={"a": "sim/target-a", "b": "sim/target-b"}, replicates=2, **overrides)
     data["sim"]["targets"]["b"] = {}
     data["dims"]["judge"]["lenient"] = "sim/judge-lenient"
@@ -20,16 +19,16 @@ def _two_systems(**overrides):
     return data
 
 
-def test_plan_grids_and_sizes(write_experiment):
-    plan = make_plan(load_experiment(write_experiment(_two_systems())))
+def test_plan_grids_and_sizes(write_experiment, tiny_experiment):
+    plan = make_plan(load_experiment(write_experiment(_two_systems(tiny_experiment))))
     assert plan.rollout.dims == ("system", "role", "user_sim", "condition", "replicate", "item")
     assert plan.judge.sizes["judge"] == 2
     assert plan.layer_sizes() == {"rollouts": 4, "conversations": 8, "judgments": 16}
     assert len(set(plan.rollout.values.ravel())) == 8  # every cell its own spec
 
 
-def test_exclusions_remove_cells(write_experiment):
-    data = _two_systems(exclusions=[
+def test_exclusions_remove_cells(write_experiment, tiny_experiment):
+    data = _two_systems(tiny_experiment, exclusions=[
         {"system": "b", "reason": "b is not ready"},
         {"system": "a", "judge": "lenient", "reason": "a lenient judge is pointless on a"},
     ])
@@ -40,15 +39,15 @@ def test_exclusions_remove_cells(write_experiment):
     assert plan.layer_sizes() == {"rollouts": 2, "conversations": 4, "judgments": 4}
 
 
-def test_adding_a_judge_keeps_every_rollout_id(write_experiment):
+def test_adding_a_judge_keeps_every_rollout_id(write_experiment, tiny_experiment):
     base = make_plan(load_experiment(write_experiment(tiny_experiment(), "one.yaml")))
-    more = make_plan(load_experiment(write_experiment(_two_systems(), "two.yaml")))
+    more = make_plan(load_experiment(write_experiment(_two_systems(tiny_experiment), "two.yaml")))
     xr.testing.assert_equal(base.rollout, more.rollout.sel(system=["a"], replicate=[0]))
     assert base.digest != more.digest
 
 
-def test_estimate_counts_turns_per_model(write_experiment):
-    plan = make_plan(load_experiment(write_experiment(_two_systems())))
+def test_estimate_counts_turns_per_model(write_experiment, tiny_experiment):
+    plan = make_plan(load_experiment(write_experiment(_two_systems(tiny_experiment))))
     estimate = estimate_calls(plan)
     # 2 replicates x 2 items x 3 turns per system; the online judge is the strict judge
     assert estimate["rollout"]["sim/target-a"] == 12

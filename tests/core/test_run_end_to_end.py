@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,9 +15,9 @@ from multiverse.cli import main as cli
 from multiverse.io import open_cube
 from multiverse.run import run
 from multiverse.score import score
-from tests.core.conftest import tiny_experiment
 
 CONVERSATION = ["role", "user_sim", "condition", "replicate", "item"]
+QUICKSTART = Path(__file__).resolve().parents[2] / "experiments" / "quickstart.yaml"
 
 
 def _summary(cube: xr.Dataset) -> dict:
@@ -27,7 +28,7 @@ def _calls_by_model(cube: xr.Dataset) -> dict[str, int]:
     return {m: s["calls"] for m, s in _summary(cube)["models"].items() if s["calls"]}
 
 
-def test_cli_run_writes_cube_and_run_json_replacing_old_outputs(write_experiment, tmp_path, capsys):
+def test_cli_run_writes_cube_and_run_json_replacing_old_outputs(write_experiment, tmp_path, capsys, tiny_experiment):
     path = write_experiment(tiny_experiment())
     out = tmp_path / "out"
     out.mkdir()
@@ -47,7 +48,7 @@ def test_cli_run_writes_cube_and_run_json_replacing_old_outputs(write_experiment
     assert "2 conversations" in capsys.readouterr().out
 
 
-def test_campaign_run_reports_coverage_per_labelled_cell(write_experiment, tmp_path):
+def test_campaign_run_reports_coverage_per_labelled_cell(write_experiment, tmp_path, tiny_experiment):
     data = tiny_experiment(budget={"rounds": 2, "conversations": 2}, items=None, replicates=2)
     data["dims"]["condition"] = {"fuzz": {"horizon": 2, "search": "rolefuzzer"}}
     cube = run(write_experiment(data), cache=tmp_path / "cache")
@@ -58,7 +59,7 @@ def test_campaign_run_reports_coverage_per_labelled_cell(write_experiment, tmp_p
     assert set(cube["origin"].values.ravel()) <= {"seed", "coverage", "mutation"}
 
 
-def test_warm_rerun_makes_no_call_and_is_fast(write_experiment, tmp_path):
+def test_warm_rerun_makes_no_call_and_is_fast(write_experiment, tmp_path, tiny_experiment):
     data = tiny_experiment(items=3)
     data["sim"]["targets"]["a"]["latency_ms"] = 20
     path = write_experiment(data)
@@ -75,7 +76,7 @@ def test_warm_rerun_makes_no_call_and_is_fast(write_experiment, tmp_path):
     xr.testing.assert_equal(cold.drop_attrs(), warm.drop_attrs())
 
 
-def test_adding_a_judge_calls_only_that_judge(write_experiment, tmp_path):
+def test_adding_a_judge_calls_only_that_judge(write_experiment, tmp_path, tiny_experiment):
     data = tiny_experiment()
     run(write_experiment(data, "before.yaml"), cache=tmp_path / "cache")
     data["dims"]["judge"]["lenient"] = "sim/judge-lenient"
@@ -92,7 +93,7 @@ def test_adding_a_judge_calls_only_that_judge(write_experiment, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def planted(tmp_path_factory):
+def planted(tmp_path_factory, tiny_experiment):
     """Two targets of planted breach rates, a perfect judge, a fully lenient one, their panel."""
     folder = tmp_path_factory.mktemp("planted")
     data = tiny_experiment(
@@ -147,7 +148,7 @@ def test_panel_is_the_combination_of_its_members(planted):
     np.testing.assert_array_equal(planted["severity"].sel(judge="duo").transpose(*members.dims[:-1]).values, expected)
 
 
-def test_exclusions_leave_cells_unrun(write_experiment, tmp_path):
+def test_exclusions_leave_cells_unrun(write_experiment, tmp_path, tiny_experiment):
     data = tiny_experiment(systems={"a": "sim/target-a", "b": "sim/target-b"})
     data["sim"]["targets"]["b"] = {}
     data["exclusions"] = [{"system": "b", "reason": "b is rate limited this week"}]
@@ -158,7 +159,7 @@ def test_exclusions_leave_cells_unrun(write_experiment, tmp_path):
     assert (cube["ended"].sel(system="a") == "completed").all()
 
 
-def test_plan_prints_layers_calls_and_cost_calling_nothing(write_experiment, tmp_path, capsys, monkeypatch):
+def test_plan_prints_layers_calls_and_cost_calling_nothing(write_experiment, tmp_path, capsys, monkeypatch, tiny_experiment):
     from multiverse.llm.sim import SimWorld
 
     path = write_experiment(tiny_experiment())
@@ -183,7 +184,7 @@ def test_plan_prints_layers_calls_and_cost_calling_nothing(write_experiment, tmp
     assert "to call 0" in text
 
 
-def test_show_prints_one_conversation_with_every_judge(write_experiment, tmp_path, capsys):
+def test_show_prints_one_conversation_with_every_judge(write_experiment, tmp_path, capsys, tiny_experiment):
     out = tmp_path / "out"
     assert cli(["run", str(write_experiment(tiny_experiment())), "--out", str(out), "--cache", str(tmp_path / "c")]) == 0
     capsys.readouterr()
@@ -196,7 +197,7 @@ def test_show_prints_one_conversation_with_every_judge(write_experiment, tmp_pat
     assert cli(["show", str(out), "--item", "7"]) == 2
 
 
-def test_dask_cluster_run_equals_local_run(write_experiment, tmp_path):
+def test_dask_cluster_run_equals_local_run(write_experiment, tmp_path, tiny_experiment):
     distributed = pytest.importorskip("distributed")
     path = write_experiment(tiny_experiment(systems={"a": "sim/target-a", "b": "sim/target-b"}, sim={
         "targets": {"a": {"breach": {"*": 0.1}}, "b": {"breach": {"*": 0.3}}},
@@ -213,7 +214,7 @@ def test_dask_cluster_run_equals_local_run(write_experiment, tmp_path):
     )
 
 
-def test_ray_backend_when_installed(write_experiment, tmp_path):
+def test_ray_backend_when_installed(write_experiment, tmp_path, tiny_experiment):
     ray = pytest.importorskip("ray")
     path = write_experiment(tiny_experiment())
     local = run(path, cache=tmp_path / "local")
@@ -228,19 +229,31 @@ def test_ray_backend_when_installed(write_experiment, tmp_path):
     xr.testing.assert_identical(remote.drop_attrs(deep=False), local.drop_attrs(deep=False))
 
 
-def test_quickstart_round_trips_through_the_run_folder(tmp_path):
+def test_quickstart_has_the_documented_shape():
     from multiverse.experiment import load_experiment
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "experiments" / "quickstart.yaml"
-    e = load_experiment(path)
+    e = load_experiment(QUICKSTART)
     assert len(e.roles) == 2 and len(e.systems) == 3 and len(e.user_sims) == 2 and e.replicates == 3
     assert {s.kind for s in e.judges.values()} == {"model", "deterministic", "panel"}
-    assert e.standards is None and e.rules is None
+    assert e.standards is None and e.rules is None  # every standard and rule
     assert all(s.is_sim for s in e.systems.values())
 
 
-def test_open_cube_reads_a_run_folder(write_experiment, tmp_path):
+@pytest.mark.slow
+def test_quickstart_runs_offline_into_a_plain_netcdf_cube(tmp_path):
+    out = tmp_path / "quickstart"
+    assert cli(["run", str(QUICKSTART), "--out", str(out), "--cache", str(tmp_path / "cache")]) == 0
+    info = json.loads((out / "run.json").read_text())
+    assert info["calls"] > 0 and set(info["failures"]) <= {"unparseable", "monitor_ended"}
+    with xr.open_dataset(out / "cube.nc") as plain:
+        assert dict(plain["severity"].sizes) == {
+            "system": 3, "role": 2, "user_sim": 2, "condition": 1, "replicate": 3, "item": 8, "turn": 6,
+            "principle": 8, "judge": 4,
+        }
+        assert (plain["ended"] != "").all()
+
+
+def test_open_cube_reads_a_run_folder(write_experiment, tmp_path, tiny_experiment):
     out = tmp_path / "out"
     cube = run(write_experiment(tiny_experiment()), out=out, cache=tmp_path / "cache")
     xr.testing.assert_identical(open_cube(out), open_cube(out / "cube.nc"))
@@ -256,7 +269,7 @@ def test_multiverse_run_stays_callable_whatever_is_imported_first():
     assert out.stdout.split() == ["True", "multiverse.run.runner"]
 
 
-def test_spend_cap_stops_cleanly_and_a_rerun_resumes(write_experiment, tmp_path, capsys):
+def test_spend_cap_stops_cleanly_and_a_rerun_resumes(write_experiment, tmp_path, capsys, tiny_experiment):
     path = write_experiment(tiny_experiment(max_calls=5))
     out = tmp_path / "out"
     assert cli(["run", str(path), "--out", str(out), "--cache", str(tmp_path / "cache")]) == 3

@@ -1,0 +1,103 @@
+"""Experiment files: loading, and located problems for every kind of mistake."""
+
+from __future__ import annotations
+
+import pytest
+
+from multiverse._yaml import SpecError
+from multiverse.experiment import load_experiment, parse_experiment, validate_file
+from multiverse.run import validate_experiment
+
+
+def test_minimal_file_loads_into_typed_values(write_experiment, tiny_experiment):
+    path = write_experiment(tiny_experiment())
+    e = load_experiment(path)
+    assert e.roles == ("tutor",)
+    assert e.systems["a"].model == "sim/target-a"
+    assert e.judges["strict"].kind == "model"
+    assert e.conditions["short"].horizon == 3
+    assert e.campaign.judge == "strict"
+    assert e.items_per_cell == 2
+    assert validate_experiment(path) == []
+
+
+def test_round_trip_through_plain_data_keeps_the_experiment(write_experiment, tiny_experiment):
+    e = load_experiment(write_experiment(tiny_experiment(budget={"rounds": 2, "conversations": 3}, items=None)))
+    again = parse_experiment(e.to_dict(), source=e.source)
+    assert again == e
+    assert again.digest() == e.digest()
+
+
+JUDGES = {"strict": "sim/judge-strict"}
+
+# Each case: top-level overrides, dims overrides, the field, and words of the message.
+CASES = [
+    pytest.param({"colour": "blue"}, {}, "colour", "unknown key 'colour'", id="unknown-top-level-key"),
+    pytest.param({"replicates": "three"}, {}, "replicates", "expected an integer", id="replicates-not-an-int"),
+    pytest.param({"roles": ["tutor", "astronaut"]}, {}, "roles.1", "unknown role 'astronaut'", id="unknown-role"),
+    pytest.param({"campaign": {"judge": "nobody"}}, {}, "campaign.judge", "not a judge label", id="campaign-judge-not-a-label"),
+    pytest.param(
+        {}, {"judge": {**JUDGES, "duo": {"panel": ["strict", "ghost"], "combine": "any"}}},
+        "dims.judge.duo.panel.1", "unknown judge label 'ghost'", id="panel-names-unknown-member",
+    ),
+    pytest.param(
+        {}, {"judge": {**JUDGES, "duo": {"panel": ["strict"], "combine": "most"}}},
+        "dims.judge.duo.combine", "expected one of any, majority, unanimous", id="panel-unknown-combine",
+    ),
+    pytest.param({}, {"standard": ["clear_breach", "vibes"]}, "dims.standard.1", "unknown standard 'vibes'", id="unknown-standard"),
+    pytest.param({}, {"rule": ["any_turn", "median_turn"]}, "dims.rule.1", "unknown rule 'median_turn'", id="unknown-rule"),
+    pytest.param({"exclusions": [{"system": "a"}]}, {}, "exclusions.0.reason", "needs a reason", id="exclusion-without-reason"),
+    pytest.param(
+        {"exclusions": [{"system": "zz", "reason": "r"}]}, {}, "exclusions.0.system", "unknown system label 'zz'",
+        id="exclusion-unknown-label",
+    ),
+    pytest.param({}, {"condition": {"short": {"horizon": 0}}}, "dims.condition.short.horizon", "expected an integer >= 1", id="zero-horizon"),
+    pytest.param({}, {"condition": {"short": {"search": "grid"}}}, "dims.condition.short.search", "expected one of", id="unknown-search"),
+    pytest.param(
+        {}, {"user_sim": {"plain": {"model": "sim/user-plain", "temperature": 1}}},
+        "dims.user_sim.plain.temperature", "unknown key", id="model-block-unknown-key",
+    ),
+]
+
+
+@pytest.mark.parametrize(("top", "dims", "field", "message"), CASES)
+def test_problem_is_located_and_named(write_experiment, tiny_experiment, top, dims, field, message):
+    data = tiny_experiment(**top)
+    data["dims"].update(dims)
+    path = write_experiment(data)
+    problems = validate_file(path)
+    assert any(p.field == field and message in p.message for p in problems), problems
+    problem = next(p for p in problems if p.field == field)
+    assert problem.line is not None and problem.line >= 1
+    assert str(problem).startswith(f"{path}:{problem.line}: {field}: ")
+    with pytest.raises(SpecError):
+        load_experiment(path)
+
+
+def test_problem_line_points_at_the_key(write_experiment):
+    text = "name: x\nroles: [tutor]\nsystems: {a: sim/target-a}\ndims:\n  user_sim: {u: sim/user-u}\n  judge: {j: sim/judge-j}\n  condition: {c: {horizon: 2}}\n  flavour: mild\n"
+    problems = validate_file(write_experiment(text))
+    assert [(p.line, p.field) for p in problems] == [(8, "dims.flavour")]
+
+
+@pytest.mark.parametrize(
+    ("sim", "field"),
+    [
+        pytest.param({"judges": {"strict": {"sensitivty": 0.9}}, "targets": {"a": {}}, "users": {"plain": {}}},
+                     "sim.judges.strict.sensitivty", id="sim-block-typo"),
+        pytest.param({"judges": {"strict": {}}, "users": {"plain": {}}}, "systems.a", id="sim-target-without-entry"),
+    ],
+)
+def test_sim_block_is_checked_by_the_offline_world(write_experiment, tiny_experiment, sim, field):
+    path = write_experiment(tiny_experiment(sim=sim))
+    assert validate_file(path) == []  # structurally fine: the sim block is the world's to judge
+    problems = validate_experiment(path)
+    assert [p.field for p in problems] == [field]
+
+
+def test_unregistered_deterministic_judge_is_a_problem(write_experiment, tiny_experiment):
+    data = tiny_experiment()
+    data["dims"]["judge"]["oracle"] = {"deterministic": "crystal_ball"}
+    problems = validate_experiment(write_experiment(data))
+    assert [p.field for p in problems] == ["dims.judge.oracle.deterministic"]
+    assert "crystal_ball" in problems[0].message
