@@ -11,10 +11,11 @@ assembled the same way.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import concurrent.futures
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -24,8 +25,9 @@ from multiverse.experiment import Experiment, parse_experiment
 from multiverse.plan import Plan, Unit, make_plan, model_judge_specs
 from multiverse.transcript import Transcript
 
-__all__ = ["ConversationRecord", "UnitResult", "execute_units", "make_client", "run_unit"]
+__all__ = ["ConversationRecord", "UnitResult", "execute_units", "make_client", "run_sync", "run_unit"]
 
+T = TypeVar("T")
 NO_REASON = -1
 REASON_CODES = {reason: code for code, reason in enumerate(MISSING_REASONS)}
 
@@ -69,6 +71,20 @@ class UnitResult:
     records: list[ConversationRecord]
     coverage: float | None
     unparseable: int
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from synchronous code, also inside a running event loop.
+
+    Notebooks run an event loop in the main thread, where :func:`asyncio.run`
+    refuses to start; the coroutine then runs in a fresh loop on a worker thread.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="multiverse-run") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = False) -> Any:
@@ -215,7 +231,7 @@ def _unit_job(
     plan = make_plan(e)
     roles = {role: load_role(role, specs_dir=specs_dir) for role in {u.role for u in units}}
     with make_client(e, cache, offline=offline) as client:
-        results = asyncio.run(_run_all(client, plan, units, roles))
+        results = run_sync(_run_all(client, plan, units, roles))
         return results, client.summary()
 
 
@@ -252,7 +268,7 @@ def execute_units(
     units = list(plan.units())
     if backend is None:
         with make_client(plan.experiment, cache, offline=offline) as client:
-            return asyncio.run(_run_all(client, plan, units, roles)), [client.summary()]
+            return run_sync(_run_all(client, plan, units, roles)), [client.summary()]
     import joblib
 
     if backend == "ray":

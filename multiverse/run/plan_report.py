@@ -69,7 +69,7 @@ def count_calls(plan: Plan, roles: Mapping[str, Any], *, cache: str | Path) -> t
     any other unit contributes the estimate of :func:`multiverse.plan.estimate_unit_calls`
     (or what the cache served, when that is more).
     """
-    from multiverse.run.execute import make_client, run_unit
+    from multiverse.run.execute import make_client, run_sync, run_unit
 
     needed: Counter[str] = Counter()
     cached: Counter[str] = Counter()
@@ -95,7 +95,7 @@ def count_calls(plan: Plan, roles: Mapping[str, Any], *, cache: str | Path) -> t
         await asyncio.gather(*(one(client, unit) for unit in plan.units()))
 
     with make_client(plan.experiment, cache, offline=True) as client:
-        asyncio.run(replay_all(client))
+        run_sync(replay_all(client))
     return needed, cached
 
 

@@ -279,3 +279,15 @@ def test_spend_cap_stops_cleanly_and_a_rerun_resumes(write_experiment, tmp_path,
     fresh = run(write_experiment(tiny_experiment(), "fresh.yaml"), cache=tmp_path / "fresh")
     assert _summary(resumed)["calls"] == _summary(fresh)["calls"] - 5
     xr.testing.assert_equal(resumed.drop_attrs(), fresh.drop_attrs())
+
+
+def test_run_works_inside_a_running_event_loop(write_experiment, tmp_path, tiny_experiment):
+    import asyncio
+
+    path = write_experiment(tiny_experiment())
+
+    async def notebook_cell():
+        return run(path, cache=tmp_path / "cache")
+
+    cube = asyncio.run(notebook_cell())
+    assert (cube["ended"] == "completed").all()
