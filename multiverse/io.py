@@ -24,12 +24,13 @@ CUBE_NAMES = ("cube.nc", "cube.zarr")
 """File names a run folder holds its cube under, in the order :func:`open_cube` looks."""
 
 
-def _encoding(cube: xr.Dataset) -> dict[str, dict[str, object]]:
+def _encoding(cube: xr.Dataset, *, netcdf: bool) -> dict[str, dict[str, object]]:
+    """No fill value on integers, booleans and text; text as variable-length strings in netCDF."""
     encoding: dict[str, dict[str, object]] = {}
     for name, var in cube.variables.items():
-        if var.dtype.kind in "iub" or var.dtype == object:
+        if var.dtype.kind in "iubU" or var.dtype == object:
             encoding[str(name)] = {"_FillValue": None}
-        if var.dtype == object:
+        if netcdf and var.dtype == object:
             encoding[str(name)]["dtype"] = str
     return encoding
 
@@ -68,14 +69,17 @@ def save_cube(cube: xr.Dataset, path: str | Path) -> Path:
     cube = _plain_strings(cube)
     if path.suffix == ".nc":
         tmp = path.with_name(f".{path.name}.tmp")
-        cube.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=_encoding(cube))
+        cube.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=_encoding(cube, netcdf=True))
         os.replace(tmp, path)
     elif path.suffix == ".zarr":
         try:
             import zarr  # noqa: F401
         except ImportError:
             raise ValueError(f"{path}: writing .zarr needs the zarr package; use .nc") from None
-        cube.to_zarr(path, mode="w", encoding=_encoding(cube))
+        text = [name for name, var in cube.variables.items() if var.dtype == object]
+        fixed = cube.assign({name: cube[name].astype(str) for name in text if name not in cube.indexes})
+        fixed = fixed.assign_coords({name: cube[name].astype(str) for name in text if name in cube.indexes})
+        fixed.to_zarr(path, mode="w", encoding=_encoding(fixed, netcdf=False))
     else:
         raise ValueError(f"{path}: expected a .nc or .zarr path")
     return path

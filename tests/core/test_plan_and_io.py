@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import xarray as xr
 
 from multiverse.cube import new_cube
@@ -94,3 +95,17 @@ def test_replace_dir_swaps_whole_folder_and_keeps_old_on_error(tmp_path):
         (staging / "third.txt").write_text("3")
     assert sorted(p.name for p in out.iterdir()) == ["third.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_zarr_round_trip_when_installed(tmp_path):
+    pytest.importorskip("zarr")
+    cube = _cube()
+    path = save_cube(cube, tmp_path / "cube.zarr")
+    plain = xr.open_zarr(path).load()
+    assert plain["severity"].dtype == np.int8 and "_FillValue" not in plain["severity"].encoding
+    xr.testing.assert_equal(open_cube(tmp_path), cube)
+
+
+def test_unknown_suffix_is_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"expected a \.nc or \.zarr path"):
+        save_cube(_cube(), tmp_path / "cube.h5")
