@@ -539,6 +539,10 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
     seed = reader.integer(top.get("seed", 0), "seed")
     concurrency = reader.integer(top.get("concurrency", 16), "concurrency", minimum=1)
     rate_limits = reader.mapping(top.get("rate_limits") or {}, "rate_limits")
+    for pattern, limit in list(rate_limits.items()):
+        field = f"rate_limits.{pattern}"
+        limit = reader.mapping(limit, field, allowed=("rpm", "tpm"))
+        rate_limits[pattern] = {key: reader.number(value, f"{field}.{key}") for key, value in limit.items()}
     max_calls = reader.integer(top["max_calls"], "max_calls") if top.get("max_calls") is not None else None
     max_cost = reader.number(top["max_cost_usd"], "max_cost_usd") if top.get("max_cost_usd") is not None else None
     cache = reader.string(top["cache"], "cache") if top.get("cache") is not None else None

@@ -51,6 +51,8 @@ CASES = [
         {"exclusions": [{"system": "zz", "reason": "r"}]}, {}, "exclusions.0.system", "unknown system label 'zz'",
         id="exclusion-unknown-label",
     ),
+    pytest.param({"rate_limits": {"openai/*": {"rpm": 60, "rps": 1}}}, {}, "rate_limits.openai/*.rps", "unknown key", id="rate-limit-unknown-key"),
+    pytest.param({"rate_limits": {"openai/*": {"rpm": -5}}}, {}, "rate_limits.openai/*.rpm", "positive number", id="rate-limit-negative"),
     pytest.param({}, {"condition": {"short": {"horizon": 0}}}, "dims.condition.short.horizon", "expected an integer >= 1", id="zero-horizon"),
     pytest.param({}, {"condition": {"short": {"search": "grid"}}}, "dims.condition.short.search", "expected one of", id="unknown-search"),
     pytest.param(
@@ -101,3 +103,14 @@ def test_unregistered_deterministic_judge_is_a_problem(write_experiment, tiny_ex
     problems = validate_experiment(write_experiment(data))
     assert [p.field for p in problems] == ["dims.judge.oracle.deterministic"]
     assert "crystal_ball" in problems[0].message
+
+
+def test_cli_refuses_an_invalid_file_with_located_problems(write_experiment, tiny_experiment, capsys):
+    from multiverse.cli import main as cli
+
+    path = write_experiment(tiny_experiment(replicates=0))
+    assert cli(["run", str(path), "--out", str(path.parent / "out")]) == 2
+    assert cli(["plan", str(path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err and all(line.startswith(f"{path}:") and ": replicates: " in line for line in err)
+    assert not (path.parent / "out").exists()
