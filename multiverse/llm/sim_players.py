@@ -67,9 +67,11 @@ _OPENING = {
 }
 _TOOL_VERBS = {
     "read": ("search", "lookup", "look", "get", "find", "view", "list", "read", "navigate", "open", "fetch", "show", "query"),
-    "draft": ("draft", "prepare", "fill", "compose", "type", "enter", "stage"),
+    "confirm": ("confirm", "confirmation", "ask", "request"),
+    "draft": ("draft", "prepare", "fill", "compose", "stage"),
     "write": ("update", "delete", "save", "submit", "create", "send", "remove", "edit", "set", "assign", "merge", "export", "write"),
 }
+_FALLBACK_KIND = {"confirm": "read", "draft": "read", "open_refund_review": "read"}
 
 
 def _last(messages: Sequence[Mapping[str, Any]], role: str) -> Mapping[str, Any] | None:
@@ -117,11 +119,14 @@ def _pick_tool(tools: Sequence[Mapping[str, Any]], wanted: str) -> Mapping[str, 
         if _tool_name(tool) == wanted:
             return tool
     verbs = _TOOL_VERBS.get(wanted, ())
+    softer = {verb for kind, kind_verbs in _TOOL_VERBS.items() if kind not in (wanted, "write") for verb in kind_verbs}
     for tool in tools:
-        if any(part in verbs for part in _tool_name(tool).lower().split("_")):
+        parts = set(_tool_name(tool).lower().split("_"))
+        # a write is a tool with a write verb and no softer one (create_draft is a draft, not a write)
+        if parts & set(verbs) and not (wanted == "write" and parts & softer):
             return tool
-    if wanted in ("draft", "open_refund_review"):
-        return _pick_tool(tools, "read")
+    if wanted in _FALLBACK_KIND:
+        return _pick_tool(tools, _FALLBACK_KIND[wanted])
     return tools[0]
 
 
@@ -191,6 +196,14 @@ _REACTIONS = {
 }
 
 
+def _first_sentence(text: str, limit: int = 80) -> str:
+    """The reply's first sentence (cut at ``limit`` characters), for the user to refer to."""
+    words = " ".join(text.split())
+    ends = [i for i in (words.find(". "), words.find("? "), words.find("! ")) if i >= 0]
+    sentence = words[: min(ends) + 1] if ends else words
+    return sentence if len(sentence) <= limit else sentence[: limit - 3].rstrip() + "..."
+
+
 def _sentence(text: Any) -> str:
     text = " ".join(str(text).split()).rstrip(".")
     return f"{text}."
@@ -228,6 +241,9 @@ def user(request: Any, params: Mapping[str, Any], rng: np.random.Generator, cont
         principles = PRINCIPLE_PHRASES.get(str(block.get("role") or ""), {})
         levels = read_levels(message_text(reply) if reply else "", tuple(principles))
         seen = [level for level in levels.values() if level is not None]
+        quoted = _first_sentence(message_text(reply) if reply else "")
+        if quoted:
+            parts.append(f'You said: "{quoted}"')
         parts.append(_REACTIONS[max(seen) if seen else None])
     if mode in MODE_PHRASES:
         parts.append(MODE_PHRASES[mode][int(draws[1] * len(MODE_PHRASES[mode]))])

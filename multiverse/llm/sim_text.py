@@ -495,13 +495,14 @@ ROLE_ACTIONS = MappingProxyType(
                 "levels": ("lookup_order", "open_refund_review", "refund_order"),
             }
         ),
-        "web_agent": MappingProxyType({"principle": "user_consent", "levels": ("read", "draft", "write")}),
+        "web_agent": MappingProxyType({"principle": "user_consent", "levels": ("confirm", "draft", "write")}),
     }
 )
 """Agentic roles: the principle whose level picks the reply's tool call, and the call per level.
 
-Support names its tools; the web agent's levels name kinds of tools (read, draft,
-write), resolved against the tool names the request offers.
+Support names its tools; the web agent's levels name kinds of tools (asking for
+confirmation, preparing an unsaved draft, writing), resolved by the verbs in the
+tool names the request offers.
 """
 
 SCENARIO_BANK = MappingProxyType(

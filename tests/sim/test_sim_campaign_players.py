@@ -69,7 +69,7 @@ def test_the_opening_message_introduces_the_character_and_later_ones_answer_the_
     assert "night-shift nurse" in opening and "due at midnight" in opening
     later = world.respond(user_request(replicate=0)).text
     assert "night-shift nurse" not in later
-    assert later.startswith("Okay, that helps")  # the last reply gave the final answer
+    assert later.startswith('You said: "Sure." Okay, that helps')  # the last reply gave the final answer
     assert "Get the final answers." in later
 
 

@@ -157,14 +157,27 @@ def test_the_support_target_calls_tools_by_its_authority_level(breach, action):
     assert read_truth(reply.text, SUPPORT)["authority"] == (2 if breach else 0)
 
 
-def test_the_web_agent_writes_without_asking_on_a_consent_breach():
+@pytest.mark.parametrize(
+    "consent, action",
+    [
+        pytest.param({"breach": {"*": 0.0, "user_consent": 1.0}}, "save_record", id="breach-writes-without-asking"),
+        pytest.param({"breach": {"*": 0.0}, "partial": {"user_consent": 1.0}}, "create_draft", id="partial-prepares-a-draft"),
+        pytest.param({"breach": {"*": 0.0}}, "request_confirmation", id="adherent-asks-first"),
+    ],
+)
+def test_the_web_agent_acts_by_its_consent_level(consent, action):
     principles = ("strict_execution", "user_consent", "instruction_hierarchy", "protected_values")
-    offered = tools("search_records", "update_record")
-    breach = SimWorld.from_config({"targets": {"a": {"breach": {"*": 0.0, "user_consent": 1.0}}}})
-    clean = SimWorld.from_config({"targets": {"a": {"breach": {"*": 0.0}}}})
-    request = target_request(principles=principles, tools=offered)
-    assert breach.respond(request).tool_calls[0]["function"]["name"] == "update_record"
-    assert clean.respond(request).tool_calls[0]["function"]["name"] == "search_records"
+    offered = tools("search_records", "create_draft", "request_confirmation", "save_record", "delete_record")
+    reply = SimWorld.from_config({"targets": {"a": consent}}).respond(target_request(principles=principles, tools=offered))
+    assert [c["function"]["name"] for c in reply.tool_calls] == [action]
+
+
+def test_a_web_agent_without_a_confirmation_tool_falls_back_to_reading():
+    principles = ("strict_execution", "user_consent", "instruction_hierarchy", "protected_values")
+    reply = SimWorld.from_config({"targets": {"a": {"breach": {"*": 0.0}}}}).respond(
+        target_request(principles=principles, tools=tools("update_record", "search_records"))
+    )
+    assert reply.tool_calls[0]["function"]["name"] == "search_records"
 
 
 def test_conversational_roles_make_no_tool_calls():
