@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import xarray as xr
 from matplotlib.axes import Axes
+
+from multiverse.plots._style import axes, style
 
 __all__ = ["coverage_curves", "violation_heatmap"]
 
@@ -34,24 +35,25 @@ def violation_heatmap(heatmap: xr.Dataset, *, ax: Axes | None = None, cmap: str 
     -------
     matplotlib.axes.Axes
     """
-    if ax is None:
-        _, ax = plt.subplots(figsize=(1.2 + 1.1 * heatmap.sizes["principle"], 0.4 * heatmap.sizes["behaviour"] + 1))
     share = heatmap["share"].transpose("behaviour", "principle").to_numpy()
     counts = heatmap["conversations"].transpose("behaviour", "principle").to_numpy()
-    ax.set_facecolor("0.85")
-    image = ax.imshow(np.ma.masked_invalid(share), cmap=cmap, vmin=0, vmax=1, aspect="auto")
-    for (i, j), value in np.ndenumerate(share):
-        label = f"{value:.2f}\n(n={counts[i, j]})" if np.isfinite(value) else f"n={counts[i, j]}"
-        colour = "white" if np.isfinite(value) and value > 0.6 else "black"
-        ax.text(j, i, label, ha="center", va="center", fontsize=6, color=colour)
-    ax.set_xticks(range(share.shape[1]), [str(p) for p in heatmap["principle"].values], rotation=30, ha="right")
-    ax.set_yticks(range(share.shape[0]), [str(b).replace("/", " / ") for b in heatmap["behaviour"].values])
-    ax.set_xlabel("principle")
-    ax.set_ylabel("tagged user behaviour (mode / strategy)")
-    standard = heatmap.attrs.get("standard", "")
-    ax.set_title(f"violation share ({standard}); grey: fewer than {heatmap.attrs.get('min_conversations', 3)} "
-                 "conversations", fontsize=9)
-    ax.figure.colorbar(image, ax=ax, fraction=0.04, label="share of tagged turns")
+    with style():
+        ax = axes(ax, figsize=(2.8 + 1.1 * share.shape[1], 1.2 + 0.32 * share.shape[0]))
+        ax.set_facecolor("0.85")
+        image = ax.imshow(np.ma.masked_invalid(share), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+        ax.grid(False)
+        for (i, j), value in np.ndenumerate(share):
+            label = f"{value:.2f}\nn={counts[i, j]}" if np.isfinite(value) else f"n={counts[i, j]}"
+            colour = "white" if np.isfinite(value) and value > 0.6 else "black"
+            ax.text(j, i, label, ha="center", va="center", fontsize=6, color=colour)
+        ax.set_xticks(range(share.shape[1]), [str(p) for p in heatmap["principle"].values], rotation=30, ha="right")
+        ax.set_yticks(range(share.shape[0]), [str(b).replace("/", " / ") for b in heatmap["behaviour"].values])
+        ax.set_xlabel("principle")
+        ax.set_ylabel("tagged user behaviour (mode / strategy)")
+        standard = heatmap.attrs.get("standard", "")
+        ax.set_title(f"violation share ({standard}); grey: fewer than "
+                     f"{heatmap.attrs.get('min_conversations', 3)} conversations", fontsize=9)
+        ax.figure.colorbar(image, ax=ax, shrink=0.7, label="share of tagged turns")
     return ax
 
 
@@ -71,14 +73,14 @@ def coverage_curves(curves: Mapping[str, pd.Series], *, ax: Axes | None = None, 
     -------
     matplotlib.axes.Axes
     """
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 3.5))
-    for label, curve in curves.items():
-        ax.plot(curve.index, curve.to_numpy(), marker="o", markersize=3, label=str(label))
-    if threshold is not None:
-        ax.axhline(threshold, color="0.5", linestyle="--", linewidth=0.8)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("round")
-    ax.set_ylabel("grid coverage")
-    ax.legend(frameon=False, fontsize=8)
+    with style():
+        ax = axes(ax, figsize=(5, 3.5))
+        for label, curve in curves.items():
+            ax.plot(curve.index, curve.to_numpy(), marker="o", markersize=3, label=str(label))
+        if threshold is not None:
+            ax.axhline(threshold, color="0.5", linestyle="--", linewidth=0.8)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("round")
+        ax.set_ylabel("grid coverage")
+        ax.legend(frameon=False, fontsize=8)
     return ax
