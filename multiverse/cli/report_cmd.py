@@ -1,0 +1,39 @@
+"""``multiverse report CUBE --out DIR``: every applicable figure (PNG + PDF) and a summary table.
+
+Reads an existing cube (a ``.nc`` file, ``.zarr`` folder or run folder) and
+calls no model.  Analyses the cube cannot support are skipped with a one-line note.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("cube", metavar="CUBE", help="a cube file (.nc/.zarr) or a run folder")
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder for figures and tables")
+    parser.add_argument("--n-boot", type=int, default=500, help="resampling draws (default 500)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every resampling (default 0)")
+    parser.add_argument("--format", dest="formats", action="append", choices=("png", "pdf", "svg"),
+                        help="figure format, repeatable (default: png and pdf)")
+
+
+def main(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from multiverse.cube import check_cube
+    from multiverse.io import open_cube
+    from multiverse.report import write_report
+
+    try:
+        cube = open_cube(args.cube)
+        check_cube(cube)
+    except (FileNotFoundError, OSError, ValueError) as exc:
+        print(f"multiverse report: {exc}", file=sys.stderr)
+        return 2
+    report = write_report(cube, args.out, n_boot=args.n_boot, seed=args.seed,
+                          formats=tuple(args.formats or ("png", "pdf")), log=print)
+    print(f"wrote {len(report.figures)} figure files and {len(report.tables)} tables to {report.out}")
+    return 0
