@@ -142,8 +142,8 @@ def run(
     n_jobs
         Workers for ``backend``.
     offline
-        Raise :class:`~multiverse.llm.OfflineCacheMiss` instead of calling a
-        real model on a cache miss.
+        Answer only from the cache, ``sim/`` models included: a miss raises
+        :class:`~multiverse.llm.OfflineCacheMiss` instead of calling.
 
     Returns
     -------

@@ -291,3 +291,21 @@ def test_run_works_inside_a_running_event_loop(write_experiment, tmp_path, tiny_
 
     cube = asyncio.run(notebook_cell())
     assert (cube["ended"] == "completed").all()
+
+
+def test_contract_judge_rules_only_on_roles_with_a_contract(write_experiment, tmp_path, tiny_experiment):
+    data = tiny_experiment(roles=["tutor", "support"])
+    data["dims"]["judge"]["contract"] = {"deterministic": "contract"}
+    data["sim"]["targets"]["a"] = {"breach": {"*": 0.4}}
+    cube = run(write_experiment(data), cache=tmp_path / "cache")
+    contract = cube["severity"].sel(judge="contract")
+    assert (contract.sel(role="tutor") == -2).all()
+    support = contract.sel(role="support")
+    spoken = cube["truth"].sel(role="support", principle="authority") != -2  # assistant turns that exist
+    authority = support.sel(principle="authority")
+    assert bool(spoken.any())
+    assert set(np.unique(authority.values[spoken.values])) <= {0, 2}
+    assert (authority.values[~spoken.values] == -2).all()
+    assert (support.drop_sel(principle="authority") == -2).all()
+    assert cube["judge_model"].sel(judge="contract").item() == "contract"
+    assert cube["judge_kind"].values.tolist() == ["model", "deterministic"]
