@@ -9,10 +9,12 @@ steer still lands in the target cell (checked in ``test_campaign.py``) and
 coverage is that of 240 uniform draws.  Had they been grounded in arbitrary seeds,
 drift turns would cover extra cells and ``random_cell`` would beat its closed form.
 
-The unmarked tests run one role with two-turn conversations (coverage depends on
-the number of conversations, and on the turns only through the chance that no
-turn expresses the target, 0.2 ** turns); the slow test runs every role at the
-paper's eight turns.
+The unmarked tests run the three searches on one role with two-turn
+conversations (coverage depends on the number of conversations, and on the turns
+only through the chance that no turn expresses the target, 0.2 ** turns); the
+slow test runs the grid-guided campaign of every role at the paper's eight turns
+and compares it with ``random_cell``'s expected coverage, which the unmarked test
+checks against a real ``random_cell`` campaign.
 """
 
 import functools
@@ -86,9 +88,9 @@ def test_no_grid_matches_zipf_draws_and_covers_clearly_less(tutor_campaigns):
 @pytest.mark.parametrize("role_id", ROLES)
 def test_every_role_is_covered_at_eight_turns(tmp_path, campaign_runner, role_id):
     role, fuzz, _ = campaign_runner(tmp_path / "fuzz", role_id, "rolefuzzer")
-    _, rand, _ = campaign_runner(tmp_path / "rand", role_id, "random_cell")
-    assert coverage_share(fuzz, role) >= 0.89
-    assert coverage_share(fuzz, role) >= coverage_share(rand, role)
+    curve = coverage_by_round(fuzz, role)
+    assert curve[-1] >= 0.89 and curve[2] >= 0.8
+    assert curve[-1] >= occupancy(UNIFORM, N_DRAWS)[0]
 
 
 def test_grid_guided_users_are_more_diverse_than_free_form_ones(tutor_campaigns):
