@@ -103,7 +103,11 @@ def turn_table(conversations: Sequence[Any], *, principle_ids: Sequence[str] | N
     rows: list[tuple] = []
     for index, conversation in enumerate(conversations):
         scenario = conversation.scenario
-        ids = principle_ids or S.ROLE_PRINCIPLES[conversation.transcript.role]
+        ids = principle_ids or S.ROLE_PRINCIPLES.get(conversation.transcript.role)
+        if ids is None:
+            raise ValueError(
+                f"turn_table: role {conversation.transcript.role!r} has no fixed principle ids; pass principle_ids="
+            )
         online = conversation.online
         head = (
             index, conversation.round, scenario["id"], scenario["origin"], scenario.get("parent", ""),

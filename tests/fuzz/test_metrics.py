@@ -170,3 +170,11 @@ def test_cube_without_campaign_variables_is_refused():
     cube = as_cube(CAMPAIGN).drop_vars(["tag_mode"])
     with pytest.raises(ValueError, match="tag_mode"):
         metrics.cube_turn_table(cube, judge="online")
+
+
+def test_a_custom_role_needs_its_principle_order():
+    custom = conversation("x")
+    custom.transcript = Transcript("museum_guide", custom.transcript.events, custom.scenario, "completed")
+    with pytest.raises(ValueError, match="museum_guide.*principle_ids"):
+        metrics.turn_table([custom])
+    assert len(metrics.turn_table([custom], principle_ids=PIDS)) == 12
