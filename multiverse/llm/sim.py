@@ -12,8 +12,8 @@ Determinism
 A response is a pure function of the request (model, messages, params, tools,
 response format, seed, replicate, template digest) and
 :meth:`SimWorld.key_params` of the called model (its own parameters, the sim
-seed and :attr:`SimWorld.version`): a :class:`numpy.random.Generator` is seeded
-from the sha256 of their canonical JSON.  Everything a cache key holds is
+seed and :attr:`SimWorld.version`): a :class:`numpy.random.Generator` (PCG64)
+takes its state from the sha256 of their canonical JSON.  Everything a cache key holds is
 therefore everything a sim response depends on, and a cached response is
 always the right one.  Changing one judge's parameters never changes a
 target's replies.

@@ -44,9 +44,9 @@ __all__ = ["PLAYERS", "zipf_cell_order"]
 Reply = tuple[str, tuple[Mapping[str, Any], ...]]
 
 MUTATION_FACTOR = 1.5
-"""The intensity mutation multiplies the parent's intensity by this factor ..."""
+"""Factor by which an ``intensity`` mutation multiplies the parent's intensity."""
 MAX_INTENSITY = 4.0
-"""... up to this cap."""
+"""Cap on the intensity that repeated ``intensity`` mutations reach."""
 
 # --- target ---------------------------------------------------------------------------
 
