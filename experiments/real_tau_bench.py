@@ -38,6 +38,7 @@ from multiverse import _schema as S
 from multiverse import data
 from multiverse.adapters import tau_bench
 from multiverse.io import save_cube
+from multiverse.score import pass_hat_k, score
 from multiverse.transcript import TranscriptStore
 
 NAME = "real_tau_bench"
@@ -54,7 +55,7 @@ def conversation_verdicts(cube: xr.Dataset, *, standard: str = STANDARD) -> xr.D
     on a single turn and a single principle, ``conversation``, so judges that rule
     on different principles can be compared unit by unit.
     """
-    verdict = multiverse.score(cube, standards=[standard], rules=["any_turn"]).sel(standard=standard, rule="any_turn")
+    verdict = score(cube, standards=[standard], rules=["any_turn"]).sel(standard=standard, rule="any_turn")
     codes = xr.where(verdict == 1, S.CLEAR_BREACH, xr.where(verdict == 0, S.FULL_ADHERENCE, S.MISSING))
     codes = codes.drop_vars([c for c in codes.coords if c not in codes.dims])
     severity = codes.astype(np.int8).expand_dims(turn=[1], principle=["conversation"]).transpose(*S.SEVERITY_DIMS)
@@ -95,15 +96,15 @@ def main(*, data_dir: str | Path, out_dir: str | Path, **_: object) -> dict:
     save_cube(cube, out_dir / f"{NAME}.nc")
     save_cube(tau2, out_dir / f"{NAME}_tau2.nc")
 
-    scores = multiverse.score(cube).sel(standard=STANDARD, rule="any_turn").squeeze(
+    scores = score(cube).sel(standard=STANDARD, rule="any_turn").squeeze(
         ["system", "role", "user_sim", "condition"]
     )
-    pass_k = multiverse.pass_hat_k(scores, k=K)
+    pass_k = pass_hat_k(scores, k=K)
     reward = scores.sel(judge="reward")
     success = 1 - reward  # 1 success, 0 failure (no reward is missing in this file)
     by_trial = success.mean("item")
     per_task = success.mean("replicate")
-    tau2_scores = multiverse.score(tau2).sel(standard=STANDARD, rule="any_turn")
+    tau2_scores = score(tau2).sel(standard=STANDARD, rule="any_turn")
     numbers = {
         "n_tasks": int(cube.sizes["item"]),
         "n_trials": int(cube.sizes["replicate"]),

@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-import multiverse
 from multiverse.adapters import tau_bench
-from multiverse.cube import check_cube
 from multiverse.adapters.tau_bench import task_contract, write_tools
-from multiverse.specs import load_contract
+from multiverse.cube import check_cube
+from multiverse.score import pass_hat_k, score
+from multiverse.specs import find_specs_dir, load_contract
 from multiverse.transcript import TranscriptStore
 
 from adapter_fixtures import say, v1_call, v1_record, v1_result, write_json
@@ -209,7 +209,7 @@ def test_undetectable_domain_and_unreadable_file(tmp_path):
 
 
 def test_task_contract_keeps_only_gold_writes():
-    domain = load_contract("tau_airline", specs_dir=multiverse.specs.find_specs_dir(__file__))
+    domain = load_contract("tau_airline", specs_dir=find_specs_dir(__file__))
     writes = write_tools(domain)
     assert writes == {"book_reservation", "cancel_reservation", "send_certificate", "update_reservation_baggages",
                       "update_reservation_flights", "update_reservation_passengers"}
@@ -223,8 +223,8 @@ def test_real_gpt4o_airline_reproduces_published_pass_hat_k(mirror):
     cube = tau_bench(mirror / "tau-bench/historical_trajectories/gpt-4o-airline.json")
     assert cube.sizes["item"] == 50 and cube.sizes["replicate"] == 4
     assert json.loads(cube.attrs["warnings"]) == []
-    scores = multiverse.score(cube).sel(judge="reward", standard="clear_breach", rule="any_turn")
-    values = multiverse.pass_hat_k(scores, k=[1, 2, 3, 4]).squeeze().values
+    scores = score(cube).sel(judge="reward", standard="clear_breach", rule="any_turn")
+    values = pass_hat_k(scores, k=[1, 2, 3, 4]).squeeze().values
     np.testing.assert_allclose(np.round(values, 3), [0.420, 0.273, 0.220, 0.200])
     assert int(cube["missing_count"].sum()) == 0, "think is always allowed; every tool is in the vocabulary"
 
@@ -233,5 +233,5 @@ def test_real_tau2_simulations(mirror):
     cube = tau_bench(mirror / "tau2-bench/simulations-airline-gpt-4o.json")
     assert cube.sizes["item"] == 50 and cube.sizes["replicate"] == 1
     assert cube["role"].values.tolist() == ["tau_airline"]
-    reward = multiverse.score(cube).sel(judge="reward", standard="clear_breach", rule="any_turn")
+    reward = score(cube).sel(judge="reward", standard="clear_breach", rule="any_turn")
     assert float(reward.mean()) == pytest.approx(27 / 50)
