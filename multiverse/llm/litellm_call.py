@@ -102,14 +102,18 @@ def _tool_call(call: Any) -> dict[str, Any]:
     }
 
 
-def _cost(litellm: ModuleType, response: Any) -> float:
+_UNPRICED: set[str] = set()
+"""Models litellm's cost map does not price: looking them up again costs ~10 ms a call."""
+
+
+def _cost(litellm: ModuleType, model: str, response: Any) -> float:
     hidden = getattr(response, "_hidden_params", None) or {}
     cost = hidden.get("response_cost")
-    if cost is None:
+    if cost is None and model not in _UNPRICED:
         try:
             cost = litellm.completion_cost(completion_response=response)
-        except Exception:  # noqa: BLE001  unknown models have no price: cost 0, as documented
-            cost = 0.0
+        except Exception:  # noqa: BLE001  litellm raises assorted errors for a model it cannot price
+            _UNPRICED.add(model)
     return float(cost or 0.0)
 
 
@@ -133,6 +137,6 @@ async def acall(request: Request, *, timeout_s: float) -> Reply:
         text=getattr(message, "content", None),
         tool_calls=tuple(_tool_call(c) for c in (getattr(message, "tool_calls", None) or ())),
         usage=usage,
-        cost_usd=_cost(litellm, response),
+        cost_usd=_cost(litellm, request.model, response),
         finish_reason=getattr(choice, "finish_reason", None),
     )

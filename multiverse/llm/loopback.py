@@ -26,6 +26,7 @@ standard library's ``ThreadingHTTPServer`` so it needs nothing beyond Python.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import random
@@ -140,7 +141,7 @@ class LoopbackServer:
     def start(self) -> LoopbackServer:
         """Start serving in a background thread."""
         handler = type("_BoundHandler", (_Handler,), {"owner": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _Server(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False
         self._thread = threading.Thread(target=self._server.serve_forever, name="loopback-llm", daemon=True)
@@ -176,6 +177,10 @@ class LoopbackServer:
     def _answered(self, digest: str) -> None:
         with self._lock:
             self.answered[digest] += 1
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # many clients connect at once; the default backlog of 5 would refuse them
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -297,3 +302,26 @@ def _completion(body: Mapping[str, Any], digest: str, text: str) -> dict[str, An
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
     }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve until interrupted: ``python -m multiverse.llm.loopback [--latency-s S] [--fault-rate P]``.
+
+    Prints the ``api_base`` as the first line of output (benchmarks run the
+    server in its own process so it does not share the client's interpreter).
+    """
+    parser = argparse.ArgumentParser(description="A loopback OpenAI-compatible chat server.")
+    parser.add_argument("--latency-s", type=float, default=0.0, help="delay before every answer")
+    parser.add_argument("--fault-rate", type=float, default=0.0, help="share of attempts that fail")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the fault draws")
+    args = parser.parse_args(argv)
+    with LoopbackServer(latency_s=args.latency_s, fault_rate=args.fault_rate, seed=args.seed) as server:
+        print(server.url, flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

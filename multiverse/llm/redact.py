@@ -54,8 +54,15 @@ def _secret_values() -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-def redact(text: object) -> str:
+def redact(text: object, *, secrets: tuple[str, ...] = ()) -> str:
     """Return ``str(text)`` with every secret it holds replaced by ``[REDACTED]``.
+
+    Parameters
+    ----------
+    text
+        Anything; its ``str`` is redacted.
+    secrets
+        Further values to mask, besides the environment's and the registered ones.
 
     Examples
     --------
@@ -63,7 +70,7 @@ def redact(text: object) -> str:
     'GET https://[REDACTED]@example.org/v1 with Bearer [REDACTED]'
     """
     out = str(text)
-    for value in _secret_values():
+    for value in sorted({*_secret_values(), *(s for s in secrets if s)}, key=len, reverse=True):
         if value in out:
             out = out.replace(value, MASK)
     for pattern, replacement in _PATTERNS:
