@@ -54,7 +54,8 @@ def retail_file(tmp_path):
         v1_record(1, 1, None, [POLICY, say("user", "hi"), say("assistant", "Hello!")], reward_info=None),
         "not a record",
         {"task_id": 2, "trial": 0, "reward": 1.0},
-        v1_record(2, 0, 1.0, [POLICY, say("user", "Launch it"), v1_call("launch_rocket"), say("assistant", "ok")]),
+        v1_record(2, 0, 1.0, [POLICY, say("user", "Launch it"), v1_call("launch_rocket"), say("assistant", "ok")],
+                  reward_info=None),
         v1_record(2, 1, 1.0, [
             POLICY, say("user", "look up #W3"),
             {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "function": {"name": "get_order_details", "arguments": "{oops"}}]},
@@ -92,6 +93,8 @@ def test_reward_sits_on_the_final_turn(retail_file):
     assert _sev(cube, "reward", "task_success", item=0) == [-2, -2, -2, 0]
     assert _sev(cube, "reward", "task_success", item=0, replicate=1) == [-2, 2, -2, -2]
     assert _sev(cube, "reward", "task_success", item=1, replicate=1) == [-1, -2, -2, -2]
+    # info.reward_info is null but the record's own reward is there: it is used
+    assert _sev(cube, "reward", "task_success", item=2) == [-2, 0, -2, -2]
     reasons = cube["missing_count"].sel(judge="reward").to_series()
     assert reasons["not_recorded"] == 1 and reasons.sum() == 1
     assert _sev(cube, "reward", "authority", item=0) == [-2] * 4
