@@ -122,7 +122,7 @@ class _Annotations:
         return next(iter(values))
 
 
-def check_row_comparable(annotations: Sequence[_Annotations]) -> None:
+def _check_row_comparable(annotations: Sequence[_Annotations]) -> None:
     """Raise :class:`NotRowComparable` unless all files share baseline and instruction order."""
     first = annotations[0]
     for other in annotations[1:]:
@@ -169,7 +169,7 @@ def alpaca_eval(paths: PathLike | Sequence[PathLike]) -> xr.Dataset:
     files = [_Annotations(Path(p)) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
     if not files:
         raise ValueError("alpaca_eval: no files given")
-    check_row_comparable(files)
+    _check_row_comparable(files)
     seen: dict[tuple[str, str], Path] = {}
     for f in files:
         if (f.judge, f.system) in seen:
