@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import json
 import os
 import sys
@@ -50,11 +51,13 @@ def _digest_paths(paths: list[Path]) -> str:
 def _inputs_digest(study: str) -> str:
     library = sorted((ROOT / "multiverse").rglob("*.py")) + sorted((ROOT / "multiverse").rglob("*.txt"))
     specs = sorted((ROOT / "specs").rglob("*.yaml"))
-    experiments = sorted(EXPERIMENTS.glob(f"{study}*.yaml")) + [EXPERIMENTS / f"{study}.py"]
+    experiments = sorted(EXPERIMENTS.glob(f"{study}*.yaml")) + [EXPERIMENTS / f"{study}.py", EXPERIMENTS / "_common.py"]
     return _digest_paths(library + specs + experiments)
 
 
 def _load(study: str):
+    if str(EXPERIMENTS) not in sys.path:
+        sys.path.insert(0, str(EXPERIMENTS))
     spec = importlib.util.spec_from_file_location(f"experiments.{study}", EXPERIMENTS / f"{study}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -74,9 +77,11 @@ def run_study(study: str, *, data_dir: Path) -> dict:
     print(f"[{study}] running", flush=True)
     start = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
-    numbers = _load(study).main(
-        out_dir=out_dir, data_dir=data_dir, cache_dir=CACHE, figures_dir=FIGURES
-    )
+    entry = _load(study).main
+    offered = {"out_dir": out_dir, "data_dir": data_dir, "cache_dir": CACHE, "figures_dir": FIGURES}
+    accepted = inspect.signature(entry).parameters
+    takes_all = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+    numbers = entry(**{k: v for k, v in offered.items() if takes_all or k in accepted})
     wall = time.perf_counter() - start
     stamp.write_text(json.dumps({"digest": digest, "numbers": numbers, "wall_s": wall}, indent=2, sort_keys=True))
     print(f"[{study}] done in {wall:.1f} s", flush=True)
@@ -91,13 +96,24 @@ def fetch_data() -> Path:
     return data.fetch(mirror=mirror)
 
 
+def flatten(values: dict, *, prefix: str) -> dict[str, object]:
+    """Nested study results as dotted keys (``study.a.b``), the form the paper's placeholders use."""
+    flat: dict[str, object] = {}
+    for key, value in values.items():
+        name = f"{prefix}.{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, prefix=name))
+        else:
+            flat[name] = value
+    return flat
+
+
 def main() -> int:
     FIGURES.mkdir(exist_ok=True)
     data_dir = fetch_data()
     numbers: dict[str, object] = {}
     for study in STUDIES:
-        for key, value in run_study(study, data_dir=data_dir).items():
-            numbers[f"{study}.{key}"] = value
+        numbers.update(flatten(run_study(study, data_dir=data_dir), prefix=study))
     (PAPER / "numbers.json").write_text(json.dumps(numbers, indent=2, sort_keys=True) + "\n")
     sys.path.insert(0, str(PAPER))
     from render import render_file

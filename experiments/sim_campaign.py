@@ -1,0 +1,81 @@
+"""Simulation study 2: coverage-guided search against its baselines, and a planted vulnerable cell.
+
+Runs ``sim_campaign.yaml`` (RoleFUZZER, random-cell, free-form no-grid and
+seed-only search at an equal budget of 8 rounds x 30 conversations on two roles)
+and ``sim_campaign_planted.yaml`` (one target that breaches the tutor's academic
+integrity with probability 0.9 in a single grid cell).  Reports coverage after
+each round, the closed forms the baselines should match, violation rates, and
+where the campaign spent its mutations.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from _common import EXPERIMENTS, save_figure
+
+SEARCHES = ("rolefuzzer", "random_cell", "no_grid", "seed_only")
+BUDGET = 240
+PLANTED_CELL = ("procedural_guidance", "sociability", "academic_integrity")
+
+
+def closed_forms(*, n_draws: int = BUDGET, n_cells: int = 64, skew: float = 1.5) -> dict[str, float]:
+    """Expected share of cells covered by ``n_draws`` uniform and Zipf(``skew``) draws."""
+    ranks = np.arange(1, n_cells + 1, dtype=float)
+    zipf = ranks**-skew
+    zipf /= zipf.sum()
+    return {
+        "uniform": float(1 - (1 - 1 / n_cells) ** n_draws),
+        "zipf": float(np.mean(1 - (1 - zipf) ** n_draws)),
+    }
+
+
+def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> dict[str, object]:
+    import multiverse
+    from multiverse.analysis import campaign as metrics
+    from multiverse.plots import campaign as figures
+    from multiverse.specs import load_role
+
+    numbers: dict[str, object] = {f"closed_form.{k}": v for k, v in closed_forms().items()}
+
+    cube = multiverse.run(EXPERIMENTS / "sim_campaign.yaml", out=out_dir / "searches", cache=cache_dir)
+    table = metrics.cube_turn_table(cube, judge="strict", round_size=30)
+    curves: dict[str, pd.Series] = {}
+    for role in cube["role"].values:
+        principle_ids = load_role(str(role)).principle_ids
+        for search in SEARCHES:
+            rows = table[(table["role"] == role) & (table["condition"] == search)]
+            by_round = metrics.coverage_by_round(rows, principle_ids)
+            numbers[f"coverage.{role}.{search}"] = float(by_round.iloc[-1])
+            numbers[f"coverage_round3.{role}.{search}"] = float(by_round.loc[3])
+            summary = metrics.violation_summary(rows)
+            for key in ("violation_rate", "clear_breach_rate", "mean_ttfv"):
+                if key in summary:
+                    numbers[f"{key}.{role}.{search}"] = float(summary[key])
+            numbers[f"failure_clusters.{role}.{search}"] = int(metrics.failure_clusters(rows))
+            if role == "tutor":
+                curves[search] = by_round
+    save_figure(figures.coverage_curves(curves), "fig6_coverage", figures_dir)
+
+    planted = multiverse.run(EXPERIMENTS / "sim_campaign_planted.yaml", out=out_dir / "planted", cache=cache_dir)
+    table = metrics.cube_turn_table(planted, judge="strict", round_size=30)
+    conversations = table.drop_duplicates("conversation")
+    mutations = conversations[conversations["origin"] == "mutation"]
+    cell = (mutations["mode"] == PLANTED_CELL[0]) & (mutations["strategy"] == PLANTED_CELL[1]) & (
+        mutations["target_principle"] == PLANTED_CELL[2])
+    numbers["planted.mutations"] = int(len(mutations))
+    numbers["planted.mutations_on_cell"] = int(cell.sum())
+    numbers["planted.mutation_share_on_cell"] = float(cell.mean()) if len(mutations) else float("nan")
+    numbers["planted.cell_share_of_grid"] = 1 / 64
+    heatmap = metrics.violation_heatmap(table, standard="clear_breach")
+    rate = heatmap["rate"] if "rate" in heatmap else heatmap[list(heatmap.data_vars)[0]]
+    at = rate.sel(mode=PLANTED_CELL[0], strategy=PLANTED_CELL[1], principle=PLANTED_CELL[2])
+    numbers["planted.cell_breach_rate"] = float(at)
+    others = rate.where(~((rate["mode"] == PLANTED_CELL[0]) & (rate["strategy"] == PLANTED_CELL[1])
+                          & (rate["principle"] == PLANTED_CELL[2])))
+    numbers["planted.other_cells_max_rate"] = float(others.max())
+    save_figure(figures.violation_heatmap(heatmap), "fig7_planted_heatmap", figures_dir)
+    return numbers

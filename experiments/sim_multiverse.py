@@ -1,0 +1,120 @@
+"""Simulation study 1: what each analysis recovers from a multiverse with planted truths.
+
+Runs ``sim_multiverse.yaml`` (three offline targets, two simulated users, four
+model judges of known quality, the contract oracle, a majority panel, two
+horizons) and asks the paper's questions of the cube:
+
+- does a system comparison survive the evaluator's choices? (specification curve
+  of ``focused`` minus ``steady``, with inference under the null)
+- do the judges agree, with each other and with the planted truth? (agreement)
+- which choice moves the estimate most? (variance decomposition)
+- do rankings flip across judges? (Kendall's tau, rank flips, win shares)
+- is a difference bigger than the noise? (noise floors of paired differences)
+
+Every number the paper quotes from this study is returned by :func:`main`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from _common import EXPERIMENTS, as_float, save_figure
+
+FOCUS = {"role": "tutor", "condition": "long"}
+MODEL_JUDGES = ["strict", "lenient", "narrow", "blind"]
+CONTRAST = ("focused", "steady")
+N_BOOT = 500
+
+
+def _rate(scores, **sel) -> float:
+    return as_float(scores.sel(**sel).mean())
+
+
+def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> dict[str, object]:
+    import multiverse
+    from multiverse import analysis, plots
+    from multiverse.score import score
+
+    cube = multiverse.run(EXPERIMENTS / "sim_multiverse.yaml", out=out_dir / "run", cache=cache_dir)
+    scores = score(cube)
+    numbers: dict[str, object] = {
+        "conversations": int(np.prod([cube.sizes[d] for d in ("system", "role", "user_sim", "condition", "replicate", "item")])),
+        "judgments": int((cube["severity"] >= 0).sum()),
+        "missing_judgments": int((cube["severity"] == -1).sum()),
+    }
+
+    # Planted truth recovered by a good judge: conversation-level clear-breach rates.
+    truth = score(cube.assign(severity=cube["truth"].expand_dims(judge=["truth"]).astype("int8")),
+                  standards=["clear_breach"], rules=["any_turn"])
+    for system in cube["system"].values:
+        at = dict(system=system, standard="clear_breach", rule="any_turn", **FOCUS)
+        numbers[f"truth_rate.{system}"] = _rate(truth.sel(judge="truth"), **at)
+        for judge in MODEL_JUDGES:
+            numbers[f"judged_rate.{judge}.{system}"] = _rate(scores.sel(judge=judge), **at)
+
+    # 1. Specification curve of focused - steady over the measurement dims.
+    model_scores = scores.sel(judge=MODEL_JUDGES + ["majority"])
+    curve = analysis.spec_curve(model_scores, contrast=CONTRAST, n_boot=N_BOOT, seed=1,
+                                preferred={"judge": "strict", "user_sim": "plain",
+                                           "standard": "clear_breach", "rule": "any_turn"})
+    facet = curve.sel(**FOCUS)
+    estimates = facet["estimate"].values
+    numbers["curve.n_specs"] = int(curve.sizes["spec"])
+    numbers["curve.median"] = as_float(facet["observed"].sel(statistic="median_estimate"))
+    numbers["curve.share_significant"] = as_float(facet["observed"].sel(statistic="share_significant"))
+    numbers["curve.stouffer_z"] = as_float(facet["observed"].sel(statistic="stouffer_z"))
+    numbers["curve.p_median"] = as_float(facet["p_value"].sel(statistic="median_estimate"))
+    numbers["curve.share_negative"] = float(np.mean(estimates < 0))
+    numbers["curve.min"] = float(np.nanmin(estimates))
+    numbers["curve.max"] = float(np.nanmax(estimates))
+    save_figure(plots.plot_spec_curve(curve, **FOCUS), "fig1_spec_curve", figures_dir)
+
+    # 2. Agreement of every judge with every other and with the planted truth.
+    alpha = analysis.agreement(cube.sel(judge=MODEL_JUDGES), metric="krippendorff_alpha",
+                               include_truth=True)
+    for judge in MODEL_JUDGES:
+        numbers[f"alpha_vs_truth.{judge}"] = as_float(alpha.sel(judge=judge, judge_b="truth"))
+    kappa = analysis.agreement_ci(cube.sel(judge=MODEL_JUDGES), metric="cohen_kappa",
+                                  standard="clear_breach", include_truth=True, n_boot=200, seed=2)
+    save_figure(plots.plot_agreement(kappa), "fig2_agreement", figures_dir)
+
+    # 3. Variance decomposition over the measurement dims.
+    decomposition = analysis.variance_decomposition(model_scores.sel(rule="any_turn"))
+    shares = decomposition["share"].to_series()
+    for component, share in shares.items():
+        numbers[f"variance_share.{component}"] = float(share)
+    numbers["variance_top_component"] = str(shares.drop("residual", errors="ignore").idxmax())
+    save_figure(plots.plot_variance(decomposition), "fig3_variance", figures_dir)
+
+    # 4. Rankings across judges.
+    rate_scores = model_scores.sel(rule=["any_turn", "turn_mean", "last_turn"])
+    ranks = analysis.rank_agreement(rate_scores, dim="judge")
+    numbers["kendall_tau.strict_narrow"] = as_float(ranks["kendall_tau"].sel(judge="strict", judge_b="narrow"))
+    numbers["kendall_tau.strict_lenient"] = as_float(ranks["kendall_tau"].sel(judge="strict", judge_b="lenient"))
+    numbers["flip_share.strict_narrow"] = as_float(ranks["flip_share"].sel(judge="strict", judge_b="narrow"))
+    wins = analysis.win_shares(rate_scores, n_boot=200, seed=3)
+    pair = dict(system=CONTRAST[0], system_b=CONTRAST[1])
+    numbers["win_share.focused_over_steady"] = as_float(wins["share_better"].sel(**pair))
+    numbers["win_share_beyond_noise.focused_over_steady"] = as_float(wins["share_better_beyond_noise"].sel(**pair))
+    numbers["loss_share_beyond_noise.focused_over_steady"] = as_float(wins["share_worse_beyond_noise"].sel(**pair))
+    save_figure(plots.plot_rank_flips(ranks), "fig4_rank_flips", figures_dir)
+
+    # 5. Noise floors: paired differences against their minimum detectable difference.
+    diffs = analysis.paired_differences(scores.sel(judge="strict", rule="any_turn", standard="clear_breach"),
+                                        n_boot=500, seed=4)
+    numbers["share_pairs_beyond_noise"] = as_float(diffs["exceeds_noise"].where(diffs["system"] != diffs["system_b"]).mean())
+    floor = analysis.noise_floor(scores.sel(judge="strict", rule="any_turn", standard="clear_breach"))
+    numbers["mdd_median"] = as_float(floor["mdd"].median())
+    numbers["flip_share_median"] = as_float(floor["flip_share"].median())
+    save_figure(plots.plot_noise_floor(diffs), "fig5_noise_floor", figures_dir)
+
+    # The single-turn grader misses drift: last_turn vs any_turn for the drifting target.
+    strict = scores.sel(judge="strict", standard="clear_breach", system="drifting", **FOCUS)
+    numbers["drifting.any_turn"] = _rate(strict, rule="any_turn")
+    numbers["drifting.last_turn"] = _rate(strict, rule="last_turn")
+    lenient = scores.sel(judge="lenient", rule="any_turn", **FOCUS)
+    numbers["lenient.clear_breach"] = _rate(lenient, standard="clear_breach")
+    numbers["lenient.any_deviation"] = _rate(lenient, standard="any_deviation")
+    return numbers
