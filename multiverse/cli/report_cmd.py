@@ -20,12 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    import matplotlib
-
-    matplotlib.use("Agg")
     from multiverse.cube import check_cube
     from multiverse.io import open_cube
-    from multiverse.report import write_report
 
     try:
         cube = open_cube(args.cube)
@@ -33,6 +29,11 @@ def main(args: argparse.Namespace) -> int:
     except (FileNotFoundError, OSError, ValueError) as exc:
         print(f"multiverse report: {exc}", file=sys.stderr)
         return 2
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from multiverse.report import write_report
+
     report = write_report(cube, args.out, n_boot=args.n_boot, seed=args.seed,
                           formats=tuple(args.formats or ("png", "pdf")), log=print)
     print(f"wrote {len(report.figures)} figure files and {len(report.tables)} tables to {report.out}")

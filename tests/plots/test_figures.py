@@ -70,6 +70,7 @@ def test_noise_floor_points_are_the_upper_triangle(cube):
     assert drawn == 3 * per_pair
 
 
+@pytest.mark.slow
 def test_report_writes_every_figure_and_the_summary(cube, tmp_path):
     report = write_report(cube, tmp_path, n_boot=30)
     names = {p.name for p in report.figures}
