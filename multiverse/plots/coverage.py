@@ -10,6 +10,8 @@ import numpy as np
 import xarray as xr
 from matplotlib.axes import Axes
 
+from multiverse.plots._style import axes, style
+
 __all__ = ["coverage_heatmap"]
 
 
@@ -43,8 +45,13 @@ def coverage_heatmap(counts: xr.DataArray, *, ax: Axes | None = None, cmap: str 
     values = stacked.transpose("row", "principle").to_numpy()
     rows = [f"{m} / {s}" for m, s in stacked.indexes["row"]]
     principles = [str(p) for p in counts["principle"].to_numpy()]
-    if ax is None:
-        _, ax = plt.subplots(figsize=(2.5 + 1.2 * len(principles), 0.35 * len(rows) + 1.2))
+    with style():
+        ax = axes(ax, figsize=(2.5 + 1.2 * len(principles), 0.35 * len(rows) + 1.2))
+        _draw(ax, values, rows, principles, counts.sizes["strategy"], cmap=cmap, annotate=annotate)
+    return ax
+
+
+def _draw(ax: Axes, values: np.ndarray, rows: list[str], principles: list[str], block: int, *, cmap: str, annotate: bool) -> None:
     shown = np.ma.masked_equal(values, 0)
     image = ax.imshow(shown, cmap=cmap, aspect="auto", vmin=0, vmax=max(int(values.max()), 1))
     for r, c in zip(*np.nonzero(values == 0)):
@@ -55,9 +62,8 @@ def coverage_heatmap(counts: xr.DataArray, *, ax: Axes | None = None, cmap: str 
             ax.text(c, r, str(int(value)), ha="center", va="center", fontsize=7, color="white" if value > threshold else "black")
     ax.set_xticks(range(len(principles)), principles, rotation=30, ha="right")
     ax.set_yticks(range(len(rows)), rows, fontsize=8)
-    for boundary in range(counts.sizes["strategy"], len(rows), counts.sizes["strategy"]):
+    for boundary in range(block, len(rows), block):
         ax.axhline(boundary - 0.5, color="0.3", linewidth=0.8)
     ax.set_xlabel("principle")
     ax.set_title("Turns per TUNA grid cell")
     ax.figure.colorbar(image, ax=ax, label="approved tagged turns")
-    return ax
