@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 from matplotlib.axes import Axes
+from matplotlib.ticker import MaxNLocator
 
 from multiverse.plots._style import axes, style
 
@@ -66,4 +67,6 @@ def _draw(ax: Axes, values: np.ndarray, rows: list[str], principles: list[str], 
         ax.axhline(boundary - 0.5, color="0.3", linewidth=0.8)
     ax.set_xlabel("principle")
     ax.set_title("Turns per TUNA grid cell")
-    ax.figure.colorbar(image, ax=ax, label="approved tagged turns")
+    bar = ax.figure.colorbar(image, ax=ax, label="approved tagged turns")
+    bar.locator = MaxNLocator(integer=True)
+    bar.update_ticks()
