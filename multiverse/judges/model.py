@@ -14,6 +14,7 @@ missing judgment, never adherence.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +52,9 @@ def transcript_inputs(transcript: Transcript) -> list[dict[str, Any]]:
     return out
 
 
-def _principle_inputs(role: Any) -> list[dict[str, Any]]:
-    return [
+@lru_cache(maxsize=64)
+def _principle_inputs(role: Any) -> tuple[dict[str, Any], ...]:
+    return tuple(
         {
             "id": p.id,
             "statement": p.statement,
@@ -60,7 +62,7 @@ def _principle_inputs(role: Any) -> list[dict[str, Any]]:
             "criteria": {level: {"description": c.description, "example": c.example} for level, c in p.criteria.items()},
         }
         for p in role.principles
-    ]
+    )
 
 
 def judge_request(role: Any, transcript: Transcript, turn: int, *, spec: ModelSpec, replicate: int = 0) -> Request:

@@ -78,8 +78,13 @@ class SimReply:
     transient_failure: bool = False
 
 
+def _jsonable(value: Any) -> Any:
+    return dict(value) if isinstance(value, Mapping) else plain(value)
+
+
 def _canonical(value: Any) -> bytes:
-    return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    """Canonical JSON bytes (sorted keys, no whitespace); frozen mappings are encoded as objects."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_jsonable).encode()
 
 
 _LOCAL = threading.local()
