@@ -209,9 +209,9 @@ def test_without_an_attempt_number_the_world_counts_retries_itself():
 
 def test_a_target_call_costs_well_under_a_millisecond():
     world = SimWorld.from_config({"targets": {"a": {"breach": {"*": 0.3}}}})
-    requests = [target_request(user=user_turn("content_creation", "sociability"), turn=8, replicate=i) for i in range(600)]
-    timings = []
-    for batch in (requests[:200], requests[200:400], requests[400:]):
+    requests = [target_request(user=user_turn("content_creation", "sociability"), turn=8, replicate=i) for i in range(500)]
+    timings = []  # the fastest of five batches: robust to other processes sharing the machine
+    for batch in (requests[i : i + 100] for i in range(0, 500, 100)):
         started = time.perf_counter()
         for request in batch:
             world.respond(request)
