@@ -401,7 +401,12 @@ def _exclusions(reader: _Reader, value: Any, labels: Mapping[str, Sequence[str]]
 
 def _registered(kind: str) -> tuple[str, ...] | None:
     """Registered standard or rule names, or ``None`` when scoring is unavailable."""
+    import multiverse
+
     try:
+        # Load scoring through the package first: a plain submodule import would
+        # rebind ``multiverse.score`` from the public function to the module.
+        getattr(multiverse, "score")
         from multiverse.score import list_rules, list_standards
     except ImportError:
         return None

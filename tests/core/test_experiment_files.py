@@ -114,3 +114,18 @@ def test_cli_refuses_an_invalid_file_with_located_problems(write_experiment, tin
     err = capsys.readouterr().err.splitlines()
     assert err and all(line.startswith(f"{path}:") and ": replicates: " in line for line in err)
     assert not (path.parent / "out").exists()
+
+
+def test_checking_standards_keeps_multiverse_score_the_function(write_experiment, tiny_experiment):
+    import subprocess
+    import sys
+
+    data = tiny_experiment()
+    data["dims"]["standard"] = ["clear_breach"]
+    path = write_experiment(data)
+    code = (
+        "import sys; from multiverse.experiment import validate_file; "
+        f"assert validate_file({str(path)!r}) == []; import multiverse; print(callable(multiverse.score))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
