@@ -49,12 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cube = bench_cube(args.cells)
     cells = cube["severity"].size
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     out = score(cube)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     print(
         f"score: {cells:,} cells x {len(list_standards())} standards x {len(list_rules())} rules "
-        f"-> {out.size:,} values in {wall:.2f} s ({cells / wall / 1e6:.1f} M cells/s)"
+        f"-> {out.size:,} values in {wall:.2f} s wall, {cpu:.2f} s CPU ({cells / wall / 1e6:.1f} M cells/s)"
     )
     return 0
 

@@ -118,13 +118,13 @@ def ratings(
     """
     if dim not in cube["severity"].dims:
         raise ValueError(f"agreement: dim {dim!r} is not a dim of the cube's severity {cube['severity'].dims}")
-    severity = cube["severity"]
+    severity = cube["severity"].reset_coords(drop=True)
     if include_truth:
         if "truth" not in cube:
             raise ValueError("agreement: include_truth=True but the cube has no 'truth' variable")
         if dim != "judge":
             raise ValueError("agreement: the truth can join only the judge dim as a rater")
-        truth = cube["truth"].expand_dims(judge=["truth"]).astype(np.int8)
+        truth = cube["truth"].reset_coords(drop=True).expand_dims(judge=["truth"]).astype(np.int8)
         severity = xr.concat([severity, truth], dim="judge", coords="minimal", compat="override", join="override")
     if standard is None:
         values = severity.where(severity >= 0, -1).astype(np.int8)
