@@ -35,6 +35,7 @@ def _rate(scores, **sel) -> float:
 def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> dict[str, object]:
     import multiverse
     from multiverse import analysis, plots
+    from multiverse.cube import with_truth_judge
     from multiverse.score import score
 
     cube = multiverse.run(EXPERIMENTS / "sim_multiverse.yaml", out=out_dir / "run", cache=cache_dir)
@@ -46,8 +47,7 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     }
 
     # Planted truth recovered by a good judge: conversation-level clear-breach rates.
-    truth = score(cube.assign(severity=cube["truth"].expand_dims(judge=["truth"]).astype("int8")),
-                  standards=["clear_breach"], rules=["any_turn"])
+    truth = score(with_truth_judge(cube).sel(judge=["truth"]), standards=["clear_breach"], rules=["any_turn"])
     for system in cube["system"].values:
         at = dict(system=system, standard="clear_breach", rule="any_turn", **FOCUS)
         numbers[f"truth_rate.{system}"] = _rate(truth.sel(judge="truth"), **at)

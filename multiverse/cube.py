@@ -168,3 +168,38 @@ def to_long(cube: xr.Dataset, *, include_not_applicable: bool = False) -> pd.Dat
         if frame[name].dtype == object:
             frame[name] = frame[name].astype("string[pyarrow]")
     return frame.reset_index(drop=True)
+
+
+def with_truth_judge(cube: xr.Dataset, *, label: str = "truth") -> xr.Dataset:
+    """The cube with its planted ``truth`` added as one more value of ``judge``.
+
+    The truth then flows through every standard, rule and analysis like a judge
+    that never errs, which is how the offline world's answers are checked.
+    Per-judge coordinates (e.g. ``judge_model``) get an empty label for it.
+
+    Raises
+    ------
+    ValueError
+        If the cube has no ``truth`` variable, or already has a judge ``label``.
+    """
+    if "truth" not in cube:
+        raise ValueError("cube: no 'truth' variable (only the offline world plants one)")
+    if label in cube["judge"].values:
+        raise ValueError(f"cube: judge {label!r} already exists")
+    judge_vars = [v for v in cube.data_vars if "judge" in cube[v].dims]
+    judge_coords = [c for c in cube.coords if c != "judge" and cube[c].dims == ("judge",)]
+    labels = np.append(cube["judge"].values.astype(object), label)
+
+    def extended(name: str, last: xr.DataArray) -> xr.DataArray:
+        values = np.concatenate([cube[name].values, last.values], axis=cube[name].get_axis_num("judge"))
+        return xr.DataArray(values, dims=cube[name].dims)
+
+    out = cube.drop_vars(judge_vars + judge_coords + ["judge"]).assign_coords(judge=labels)
+    for name in judge_coords:
+        blank = np.zeros(1, dtype=cube[name].dtype) if cube[name].dtype.kind in "biuf" else np.asarray([""], dtype=object)
+        out = out.assign_coords({name: ("judge", np.concatenate([cube[name].values.astype(blank.dtype), blank]))})
+    truth = cube["truth"].expand_dims(judge=[label]).transpose(*cube["severity"].dims).astype(np.int8)
+    for name in judge_vars:
+        last = truth if name == "severity" else xr.zeros_like(cube[name].isel(judge=[0]))
+        out[name] = extended(name, last)
+    return out
