@@ -12,8 +12,6 @@ reported clear breaches turn partial with probability ``leniency``, and a share
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
-
 import numpy as np
 import xarray as xr
 
@@ -142,9 +140,3 @@ def _fill_conversations(cube: xr.Dataset, rng: np.random.Generator, incomplete: 
     cube["tag_mode"].values[...] = mode[..., None]
     cube["tag_strategy"].values[...] = strategy[..., None]
 
-
-def planted_attrs(cube: xr.Dataset) -> dict[str, Any]:
-    """The planted parameters recorded by :func:`planted_cube`."""
-    import json
-
-    return json.loads(cube.attrs["planted"])
