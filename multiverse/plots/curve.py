@@ -30,6 +30,8 @@ def plot_spec_curve(
     specification uses that option.  The preferred specification is marked by a
     vertical line through both panels.  Readable with thousands of
     specifications (the dashboard is an image, intervals a band beyond 150).
+    Specifications without any valid conversation (e.g. a judge that does not
+    rule on this role) are left out.
 
     Parameters
     ----------
@@ -52,7 +54,8 @@ def plot_spec_curve(
     multiverse.analysis.spec_curve
     """
     one = facet(curve, ("role", "condition"), {k: v for k, v in {"role": role, "condition": condition}.items() if v is not None})
-    order = np.argsort(one["position"].values)
+    drawn = int(np.isfinite(one["estimate"].values).sum())  # specifications without data sort last
+    order = np.argsort(one["position"].values)[:drawn]
     estimate = one["estimate"].values[order]
     lower = one["ci"].sel(ci_bound="lower").values[order]
     upper = one["ci"].sel(ci_bound="upper").values[order]
@@ -73,7 +76,7 @@ def plot_spec_curve(
         grid = fig.add_gridspec(2, 1, height_ratios=[3, max(1.0, 0.25 * _n_options(one, spec_dims))], hspace=0.05)
         top = fig.add_subplot(grid[0])
         dash = fig.add_subplot(grid[1], sharex=top)
-        null_curve = one["null_curve"]
+        null_curve = one["null_curve"].isel(rank_position=slice(0, drawn))
         top.fill_between(x, null_curve.sel(quantile=0.025).values, null_curve.sel(quantile=0.975).values,
                          color=NULL_BAND, step="mid", label="null 2.5-97.5%", linewidth=0)
         top.plot(x, null_curve.sel(quantile=0.5).values, color="0.55", linewidth=0.8, linestyle="--", label="null median")

@@ -106,3 +106,21 @@ def test_report_command_rejects_a_missing_cube(tmp_path):
     done = subprocess.run([sys.executable, "-m", "multiverse", "report", str(tmp_path / "none.nc"), "--out", str(tmp_path)],
                           capture_output=True, text=True)
     assert done.returncode == 2 and "multiverse report:" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_specifications_without_data_are_left_out(cube):
+    scores = score(cube, rules="any_turn")
+    scores.loc[{"judge": "blind"}] = np.nan
+    curve = A.spec_curve(scores, contrast=("b", "a"), n_boot=20)
+    top, dash = P.plot_spec_curve(curve)
+    assert "judge = blind" not in [t.get_text() for t in dash.get_yticklabels()]
+    from matplotlib.collections import PathCollection
+
+    points = max(len(c.get_offsets()) for c in top.collections if isinstance(c, PathCollection))
+    assert points == int(np.isfinite(curve.estimate).sum()) < curve.sizes["spec"]
+
+
+def test_importing_the_figure_namespace_does_not_import_matplotlib():
+    code = "import sys, multiverse.plots, multiverse.analysis; print('matplotlib' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
