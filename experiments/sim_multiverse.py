@@ -81,12 +81,13 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     save_figure(plots.plot_agreement(kappa), "fig2_agreement", figures_dir)
 
     # 3. Variance decomposition over the measurement dims.
-    decomposition = analysis.variance_decomposition(model_scores.sel(rule="any_turn"))
-    shares = decomposition["share"].to_series()
+    decomposition = analysis.variance_decomposition(
+        scores.sel(judge=MODEL_JUDGES, rule="any_turn", standard="clear_breach"))
+    shares = decomposition["share"].sel(**FOCUS).to_series()
     for component, share in shares.items():
         numbers[f"variance_share.{component}"] = float(share)
     numbers["variance_top_component"] = str(shares.drop("residual", errors="ignore").idxmax())
-    save_figure(plots.plot_variance(decomposition), "fig3_variance", figures_dir)
+    save_figure(plots.plot_variance(decomposition.sel(**FOCUS)), "fig3_variance", figures_dir)
 
     # 4. Rankings across judges.
     rate_scores = model_scores.sel(rule=["any_turn", "turn_mean", "last_turn"])

@@ -55,6 +55,8 @@ conversations that every analysis prints beside its result.
 from __future__ import annotations
 
 import os
+import sys
+import types
 import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -741,3 +743,15 @@ def pass_hat_k(
     out.name = "pass_hat_k"
     out.attrs = {"statistic": "pass^k", "estimator": "mean over items of C(c,k)/C(n,k)"}
     return out
+
+
+class _CallableModule(types.ModuleType):
+    """Importing ``multiverse.score`` binds the module over the package's ``score``
+    function; calling the module forwards to :func:`score`, so ``multiverse.score(cube)``
+    works whatever was imported first."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> xr.DataArray:
+        return score(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
