@@ -96,12 +96,14 @@ def fetch_data() -> Path:
     return data.fetch(mirror=mirror)
 
 
-def flatten(values: dict, *, prefix: str) -> dict[str, object]:
-    """Nested study results as dotted keys (``study.a.b``), the form the paper's placeholders use."""
+def flatten(values: dict | list, *, prefix: str) -> dict[str, object]:
+    """Nested study results as dotted keys (``study.a.b``, list items ``study.a.0``), the form the
+    paper's placeholders use; a pair key ``a|b`` becomes ``a_vs_b``."""
     flat: dict[str, object] = {}
-    for key, value in values.items():
-        name = f"{prefix}.{key}"
-        if isinstance(value, dict):
+    items = values.items() if isinstance(values, dict) else enumerate(values)
+    for key, value in items:
+        name = f"{prefix}.{str(key).replace('|', '_vs_')}"
+        if isinstance(value, (dict, list)):
             flat.update(flatten(value, prefix=name))
         else:
             flat[name] = value

@@ -47,11 +47,12 @@ OTHER_BASELINE_JUDGE = "alpaca_eval_gpt4"
 STANDARD = "clear_breach"
 
 
-def main(*, data_dir: str | Path, out_dir: str | Path, **_: object) -> dict:
+def main(*, data_dir: str | Path, out_dir: str | Path, figures_dir: str | Path | None = None, **_: object) -> dict:
     """Rank correlations across judges and row-level agreement; return the numbers.
 
-    Other keywords of the study protocol (model-call cache, figures folder) are
-    accepted and unused: this study calls no model.
+    With ``figures_dir``, also draws the ranks the three AlpacaEval 2 judges give
+    the systems all three rank (``fig10_alpaca_rankings``).  The model-call cache of
+    the study protocol is accepted and unused: this study calls no model.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -90,7 +91,16 @@ def main(*, data_dir: str | Path, out_dir: str | Path, **_: object) -> dict:
         "win_rate_from_annotations": {j: float((preference.sel(judge=j) - 1).mean() * 100) for j in ROW_JUDGES},
         "row_comparable_with_alpaca_eval_gpt4": comparable,
     }
+    shared = win_rate.sel(judge=list(ROW_JUDGES)).dropna("system", how="any")
+    numbers["shared_systems"] = int(shared.sizes["system"])
     (out_dir / f"{NAME}.json").write_text(json.dumps(numbers, indent=2, sort_keys=True) + "\n")
+    if figures_dir is not None:
+        from _common import save_figure
+        from multiverse.analysis import leaderboard_rankings
+        from multiverse.plots import plot_rankings
+
+        ranks = leaderboard_rankings(shared)["rank"]
+        save_figure(plot_rankings(ranks, dim="judge"), "fig10_alpaca_rankings", Path(figures_dir))
     return numbers
 
 

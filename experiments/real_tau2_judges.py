@@ -38,10 +38,11 @@ STANDARD = "clear_breach"
 REFERENCE = "reward"
 
 
-def main(*, data_dir: str | Path, out_dir: str | Path, **_: object) -> dict:
+def main(*, data_dir: str | Path, out_dir: str | Path, figures_dir: str | Path | None = None, **_: object) -> dict:
     """Build the (task x judge) cube, save it and the tidy table, and return the numbers.
 
-    Other keywords of the study protocol (model-call cache, figures folder) are
+    With ``figures_dir``, also draws Cohen's kappa between the judge prompts and the
+    reward (``fig9_tau2_judges``).  The model-call cache of the study protocol is
     accepted and unused: this study calls no model.
     """
     out_dir = Path(out_dir)
@@ -81,6 +82,13 @@ def main(*, data_dir: str | Path, out_dir: str | Path, **_: object) -> dict:
         "missing": {j: int(cube["missing_count"].sel(judge=j).sum()) for j in judges},
     }
     (out_dir / f"{NAME}.json").write_text(json.dumps(numbers, indent=2, sort_keys=True) + "\n")
+    if figures_dir is not None:
+        from _common import save_figure
+        from multiverse.analysis import agreement_ci
+        from multiverse.plots import plot_agreement
+
+        kappa = agreement_ci(cube, metric="cohen_kappa", standard=STANDARD, n_boot=500, seed=0)
+        save_figure(plot_agreement(kappa), "fig9_tau2_judges", Path(figures_dir))
     return numbers
 
 

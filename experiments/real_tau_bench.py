@@ -82,11 +82,12 @@ def _number(value: xr.DataArray | float) -> float | None:
     return None if np.isnan(number) else number
 
 
-def main(*, data_dir: str | Path, out_dir: str | Path, **_: object) -> dict:
+def main(*, data_dir: str | Path, out_dir: str | Path, figures_dir: str | Path | None = None, **_: object) -> dict:
     """Build both cubes, save them with their transcripts, and return the numbers.
 
-    Other keywords of the study protocol (model-call cache, figures folder) are
-    accepted and unused: this study calls no model.
+    With ``figures_dir``, also draws Cohen's kappa between the three judges of the
+    tau-bench run (``fig8_tau_bench_judges``).  The model-call cache of the study
+    protocol is accepted and unused: this study calls no model.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -121,4 +122,11 @@ def main(*, data_dir: str | Path, out_dir: str | Path, **_: object) -> dict:
         "warnings": len(json.loads(cube.attrs["warnings"])) + len(json.loads(tau2.attrs["warnings"])),
     }
     (out_dir / f"{NAME}.json").write_text(json.dumps(numbers, indent=2, sort_keys=True) + "\n")
+    if figures_dir is not None:
+        from _common import save_figure
+        from multiverse.analysis import agreement_ci
+        from multiverse.plots import plot_agreement
+
+        kappa = agreement_ci(conversation_verdicts(cube), metric="cohen_kappa", standard=STANDARD, n_boot=500, seed=0)
+        save_figure(plot_agreement(kappa), "fig8_tau_bench_judges", Path(figures_dir))
     return numbers
