@@ -15,12 +15,22 @@ def http_request(server, content: str, *, model: str = "openai/loop", **kw) -> R
     return Request(model, user(content), api_base=server.url, params={"api_key": "dummy-key-000"}, **kw)
 
 
-def client(**kw) -> Client:
-    options = {"timeout_s": 2.0, "max_retries": 3, "backoff_base_s": 0.001, "backoff_max_s": 0.01, "rng_seed": 0}
-    return Client(**(options | kw))
+@pytest.fixture
+def client():
+    """A factory of clients with tiny backoffs; every client is closed after the test."""
+    made: list[Client] = []
+
+    def make(**kw) -> Client:
+        options = {"timeout_s": 2.0, "max_retries": 3, "backoff_base_s": 0.001, "backoff_max_s": 0.01, "rng_seed": 0}
+        made.append(Client(**(options | kw)))
+        return made[-1]
+
+    yield make
+    for c in made:
+        c.close()
 
 
-def test_a_call_goes_through_litellm_and_is_cached(server, tmp_path):
+def test_a_call_goes_through_litellm_and_is_cached(server, tmp_path, client):
     request = http_request(server, "hello")
     response = client(cache=tmp_path).complete(request)
     assert response.ok and not response.cached and response.text.startswith("reply ")
@@ -42,7 +52,7 @@ def test_a_call_goes_through_litellm_and_is_cached(server, tmp_path):
         pytest.param("not_found", "unknown_model", 1, id="404-fails-fast"),
     ],
 )
-def test_each_fault_maps_to_its_reason_and_is_never_content(server, fault, reason, attempts):
+def test_each_fault_maps_to_its_reason_and_is_never_content(server, fault, reason, attempts, client):
     c = client()
     response = c.complete(http_request(server, f"hi [[fault:{fault}]]"))
     assert (response.text, response.error) == (None, reason)
@@ -51,21 +61,21 @@ def test_each_fault_maps_to_its_reason_and_is_never_content(server, fault, reaso
     assert len(c.cache) == 0
 
 
-def test_timeouts_are_retried_with_the_reason_recorded():
+def test_timeouts_are_retried_with_the_reason_recorded(client):
     with LoopbackServer(hang_s=1.0) as server:
         c = client(timeout_s=0.2, max_retries=1)
         response = c.complete(http_request(server, "slow [[fault:timeout]]"))
     assert response.error == "timeout" and c.summary()["calls"] == 2
 
 
-def test_unknown_model_or_auth_failure_stops_later_calls_to_that_model(server):
+def test_unknown_model_or_auth_failure_stops_later_calls_to_that_model(server, client):
     c = client()
     first = c.complete(http_request(server, "a [[fault:auth]]"))
     later = c.complete(http_request(server, "b"))
     assert first.error == later.error == "auth_error" and sum(server.requests.values()) == 1
 
 
-def test_retry_after_is_honoured():
+def test_retry_after_is_honoured(client):
     with LoopbackServer(retry_after_s=0.3) as server:
         c = client(max_retries=1)
         started = time.monotonic()
@@ -73,7 +83,7 @@ def test_retry_after_is_honoured():
     assert time.monotonic() - started >= 0.3
 
 
-def test_a_fifth_of_calls_failing_in_mixed_ways_still_completes_the_run(tmp_path):
+def test_a_fifth_of_calls_failing_in_mixed_ways_still_completes_the_run(tmp_path, client):
     with LoopbackServer(fault_rate=0.2, seed=3) as server:
         c = client(cache=tmp_path, timeout_s=0.3, max_retries=4, concurrency=16)
         server.hang_s = 0.6
@@ -88,7 +98,7 @@ def test_a_fifth_of_calls_failing_in_mixed_ways_still_completes_the_run(tmp_path
     assert len(c.cache) == 60
 
 
-def test_cost_cap_stops_a_priced_model(server, tmp_path):
+def test_cost_cap_stops_a_priced_model(server, tmp_path, client):
     c = client(cache=tmp_path, max_cost_usd=1e-9, concurrency=1)
     with pytest.raises(SpendCapReached, match="max_cost_usd"):
         c.gather([http_request(server, f"q{i}", model="openai/gpt-4o-mini") for i in range(5)])
