@@ -18,11 +18,10 @@ import pandas as pd
 from _common import EXPERIMENTS, save_figure
 
 SEARCHES = ("rolefuzzer", "random_cell", "no_grid", "seed_only")
-BUDGET = 240
 PLANTED_CELL = ("procedural_guidance", "sociability", "academic_integrity")
 
 
-def closed_forms(*, n_draws: int = BUDGET, n_cells: int = 64, skew: float = 1.5) -> dict[str, float]:
+def closed_forms(*, n_draws: int, n_cells: int = 64, skew: float = 1.5) -> dict[str, float]:
     """Expected share of cells covered by ``n_draws`` uniform and Zipf(``skew``) draws."""
     ranks = np.arange(1, n_cells + 1, dtype=float)
     zipf = ranks**-skew
@@ -39,10 +38,23 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     from multiverse.plots import campaign as figures
     from multiverse.specs import load_role
 
-    numbers: dict[str, object] = {f"closed_form.{k}": v for k, v in closed_forms().items()}
+    from multiverse.experiment import load_experiment
+
+    searches = load_experiment(EXPERIMENTS / "sim_campaign.yaml")
+    planted_file = load_experiment(EXPERIMENTS / "sim_campaign_planted.yaml")
+    budget = searches.budget
+    skew = float((searches.sim or {}).get("planner", {}).get("free_form_skew", 1.5))
+    numbers: dict[str, object] = {
+        f"closed_form.{k}": v for k, v in closed_forms(n_draws=budget.total, skew=skew).items()
+    }
+    numbers.update({"budget.total": budget.total, "budget.rounds": budget.rounds,
+                    "budget.conversations": budget.conversations, "zipf_exponent": skew, "grid_cells": 64})
+    target = planted_file.sim["targets"]["planted"]
+    numbers["planted.cell_probability"] = float(target["cells"]["/".join(PLANTED_CELL)])
+    numbers["planted.base_probability"] = float(target["breach"]["*"])
 
     cube = multiverse.run(EXPERIMENTS / "sim_campaign.yaml", out=out_dir / "searches", cache=cache_dir)
-    table = metrics.cube_turn_table(cube, judge="strict", round_size=30)
+    table = metrics.cube_turn_table(cube, judge="strict", round_size=budget.conversations)
     curves: dict[str, pd.Series] = {}
     for role in cube["role"].values:
         principle_ids = load_role(str(role)).principle_ids
@@ -61,7 +73,7 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     save_figure(figures.coverage_curves(curves), "fig6_coverage", figures_dir)
 
     planted = multiverse.run(EXPERIMENTS / "sim_campaign_planted.yaml", out=out_dir / "planted", cache=cache_dir)
-    table = metrics.cube_turn_table(planted, judge="strict", round_size=30)
+    table = metrics.cube_turn_table(planted, judge="strict", round_size=planted_file.budget.conversations)
     conversations = table.drop_duplicates("conversation")
     mutations = conversations[conversations["origin"] == "mutation"]
     cell = (mutations["mode"] == PLANTED_CELL[0]) & (mutations["strategy"] == PLANTED_CELL[1]) & (

@@ -26,6 +26,7 @@ FOCUS = {"role": "tutor", "condition": "long"}
 MODEL_JUDGES = ["strict", "lenient", "narrow", "blind"]
 CONTRAST = ("focused", "steady")
 N_BOOT = 500
+POWER = 0.8
 
 
 def _rate(scores, **sel) -> float:
@@ -36,11 +37,14 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     import multiverse
     from multiverse import analysis, plots
     from multiverse.cube import with_truth_judge
+    from multiverse.experiment import load_experiment
     from multiverse.score import score
 
     cube = multiverse.run(EXPERIMENTS / "sim_multiverse.yaml", out=out_dir / "run", cache=cache_dir)
     scores = score(cube)
+    design = load_experiment(EXPERIMENTS / "sim_multiverse.yaml")
     numbers: dict[str, object] = {
+        "items": design.items, "replicates": design.replicates, "power": POWER,
         "conversations": int(np.prod([cube.sizes[d] for d in ("system", "role", "user_sim", "condition", "replicate", "item")])),
         "judgments": int((cube["severity"] >= 0).sum()),
         "missing_judgments": int((cube["severity"] == -1).sum()),
@@ -66,6 +70,8 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     numbers["curve.share_significant"] = as_float(facet["observed"].sel(statistic="share_significant"))
     numbers["curve.stouffer_z"] = as_float(facet["observed"].sel(statistic="stouffer_z"))
     numbers["curve.p_median"] = as_float(facet["p_value"].sel(statistic="median_estimate"))
+    numbers["curve.p_share"] = as_float(facet["p_value"].sel(statistic="share_significant"))
+    numbers["curve.p_stouffer"] = as_float(facet["p_value"].sel(statistic="stouffer_z"))
     numbers["curve.share_negative"] = float(np.mean(estimates < 0))
     numbers["curve.min"] = float(np.nanmin(estimates))
     numbers["curve.max"] = float(np.nanmax(estimates))
@@ -104,9 +110,9 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
 
     # 5. Noise floors: paired differences against their minimum detectable difference.
     diffs = analysis.paired_differences(scores.sel(judge="strict", rule="any_turn", standard="clear_breach"),
-                                        n_boot=500, seed=4)
+                                        power=POWER, n_boot=N_BOOT, seed=4)
     numbers["share_pairs_beyond_noise"] = as_float(diffs["exceeds_noise"].where(diffs["system"] != diffs["system_b"]).mean())
-    floor = analysis.noise_floor(scores.sel(judge="strict", rule="any_turn", standard="clear_breach"))
+    floor = analysis.noise_floor(scores.sel(judge="strict", rule="any_turn", standard="clear_breach"), power=POWER)
     numbers["mdd_median"] = as_float(floor["mdd"].median())
     numbers["flip_share_median"] = as_float(floor["flip_share"].median())
     save_figure(plots.plot_noise_floor(diffs), "fig5_noise_floor", figures_dir)

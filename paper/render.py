@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_.\-\[\]]+)\s*(?:\|\s*([^}]+?)\s*)?\}\}")
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_.:\-]+)\s*(?:\|\s*([^}]+?)\s*)?\}\}")
 
 
 def _format(value: object, spec: str | None) -> str:
