@@ -588,12 +588,15 @@ def score(
     for name in ("system_model", "user_sim_model", "judge_model"):
         if name in cube.coords:
             out = out.assign_coords({name: cube.coords[name]})
-    counts = score_counts(out, keep=[])
+    turns_unit = np.array([_RULES[r][1] == "turns" for r in rule_names])
+    done = completed.values.reshape(n_conv, 1, 1, 1)
+    valid = (~np.isnan(values) | (turns_unit & clean[..., None])) & done
+    n_excluded = int((~done).sum()) * int(np.prod(values.shape[1:]))  # every judge, standard and rule
     out.attrs.update(
         {
-            "n_valid": int(counts["n_valid"].sum()),
-            "n_missing": int(counts["n_missing"].sum()),
-            "n_excluded": int(counts["n_excluded"].sum()),
+            "n_valid": int(valid.sum()),
+            "n_missing": int((done & ~valid).sum()),
+            "n_excluded": n_excluded,
             "standards": ",".join(standard_names),
             "rules": ",".join(rule_names),
         }

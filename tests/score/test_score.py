@@ -103,7 +103,11 @@ def test_last_turn_uses_the_conversation_end_not_the_horizon():
 
 
 def test_unit_coordinate_and_dims():
-    out = score(planted_cube(items=4, replicates=2))
+    out = score(planted_cube(items=4, replicates=2, incomplete=0.2,
+                             judges={"j": {"missing": 0.2}, "k": {}}))
+    counts = score_counts(out, keep=[])
+    assert {k: out.attrs[k] for k in counts.data_vars} == {k: int(v) for k, v in counts.items()}
+    assert out.attrs["n_missing"] > 0 and out.attrs["n_excluded"] > 0
     assert set(out.dims) == {"system", "role", "user_sim", "condition", "replicate", "item", "judge", "standard", "rule"}
     assert dict(zip(out["rule"].values, out["unit"].values)) == rule_units()
     assert rule_units()["first_turn"] == "turns"
@@ -129,18 +133,17 @@ def test_full_leniency_removes_clear_breaches_but_not_deviations():
     assert float(rates.sel(standard="any_deviation").min()) > 0.3
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     rows=hnp.arrays(np.int8, st.tuples(st.integers(1, 5), st.integers(1, 2)), elements=st.integers(-1, 2)),
     fill=st.integers(0, 2),
-    standard=st.sampled_from(["clear_breach", "any_deviation", "persistent"]),
 )
-def test_a_decided_value_does_not_depend_on_missing_cells(rows, fill, standard):
-    decided, _ = values(one_conversation(rows), standard)
-    filled, _ = values(one_conversation(np.where(rows == M, fill, rows)), standard)
-    for rule in ("any_turn", "first_turn", "last_turn", "targeted_principle"):
-        if not np.isnan(decided[rule]):
-            assert filled[rule] == decided[rule], rule
+def test_a_decided_value_does_not_depend_on_missing_cells(rows, fill):
+    rules = ["any_turn", "first_turn", "last_turn", "targeted_principle"]
+    decided = score(one_conversation(rows), rules=rules).squeeze().values
+    filled = score(one_conversation(np.where(rows == M, fill, rows)), rules=rules).squeeze().values
+    known = ~np.isnan(decided)
+    np.testing.assert_array_equal(filled[known], decided[known])
 
 
 def test_custom_standard_and_rule(monkeypatch):
@@ -265,13 +268,15 @@ def test_kernels_match_the_definitions_on_random_conversations(n_principles):
     targets = rng.choice(principles + [""], size=300)
     cube["target_principle"].values[0, 0, 0, 0, 0] = targets
     cube["ended"].values[...] = "completed"
-    got = score(cube).squeeze(["system", "role", "user_sim", "condition", "replicate"])
+    standards = ["clear_breach", "any_deviation", "persistent"]
+    rules = ["any_turn", "first_turn", "last_turn", "turn_mean", "targeted_principle"]
+    got = score(cube, standards=standards, rules=rules).squeeze(
+        ["system", "role", "user_sim", "condition", "replicate"]).transpose("item", "judge", "standard", "rule").values
     for i in range(0, 300, 7):
-        for j, judge in enumerate(["j", "k"]):
+        for j in range(2):
             rows = sev[0, 0, 0, 0, 0, i, :, :, j]
             target = principles.index(targets[i]) if targets[i] else None
-            for standard in ("clear_breach", "any_deviation", "persistent"):
-                for rule in ("any_turn", "first_turn", "last_turn", "turn_mean", "targeted_principle"):
+            for s, standard in enumerate(standards):
+                for r, rule in enumerate(rules):
                     want = reference(rows, standard, rule, target)
-                    value = float(got.sel(item=i, judge=judge, standard=standard, rule=rule))
-                    assert value == pytest.approx(want, nan_ok=True), (i, judge, standard, rule)
+                    assert got[i, j, s, r] == pytest.approx(want, nan_ok=True), (i, j, standard, rule)
