@@ -260,6 +260,18 @@ def spec_curve(
         ``rank``).  The specification's labels are coordinates along ``spec``;
         ``preferred`` marks one.
 
+    Notes
+    -----
+    A specification is significant when its clustered z (estimate minus null
+    over the cluster-robust standard error) exceeds the two-sided critical value
+    in the predicted direction.  Stouffer's Z is the sum of the specifications'
+    z in the predicted direction over the square root of their number.  Each
+    null draw recomputes the three summaries from the resampled, null-imposed
+    estimates, scaled by the observed standard errors (the resampled errors
+    differ from them only by resampling noise, and reusing them saves one matrix
+    product per draw); a p-value is the share of null draws whose summary is at
+    least as extreme as the observed one in the predicted direction.
+
     See Also
     --------
     multiverse.plots.plot_spec_curve, noise_floor, variance_decomposition
