@@ -121,7 +121,7 @@ def _dashboard(ax: Axes, one: xr.Dataset, spec_dims: list[str], order: np.ndarra
         group_edges.append(len(rows))
     matrix = np.vstack(rows) if rows else np.zeros((1, len(order)))
     ax.imshow(matrix, aspect="auto", interpolation="nearest", cmap=colors.ListedColormap(list(_CLASSES)),
-              vmin=-0.5, vmax=3.5, extent=(-0.5, len(order) - 0.5, len(rows) - 0.5, -0.5))
+              vmin=-0.5, vmax=3.5, extent=(-0.5, len(order) - 0.5, max(len(rows), 1) - 0.5, -0.5))
     ax.set_yticks(range(len(labels)), labels)
     for edge in group_edges[:-1]:
         ax.axhline(edge - 0.5, color="0.4", linewidth=0.6)
