@@ -153,7 +153,7 @@ def walk(rules: ContractRules, transcript: list) -> dict[str, Any]:
                                 **_where(turn_is_int, turn, index),
                                 "action": action,
                                 "active_role": active,
-                                "allowed_actions": sorted_allowed[active],
+                                "allowed_actions": sorted_allowed.get(active, []),
                             }
                         )
         elif actions is not None and not isinstance(actions, list):
