@@ -32,7 +32,6 @@ TRANSPORT_PARAMS = frozenset(
         "num_retries",
         "max_retries",
         "api_key",
-        "api_version_key",
         "headers",
         "extra_headers",
         "metadata",
@@ -46,7 +45,6 @@ TRANSPORT_PARAMS = frozenset(
         "azure_ad_token",
         "azure_ad_token_provider",
         "client",
-        "mock_response",
     }
 )
 """Parameters that never enter a key or a stored value (credentials, transport, retries)."""
