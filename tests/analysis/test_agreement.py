@@ -4,9 +4,12 @@ import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
-from multiverse.analysis.agreement import agreement, agreement_ci, metric_from_tables, ratings
+from multiverse.analysis.agreement import agreement, agreement_ci, metric_from_tables, pair_tables, ratings
 
 SCALES = [pytest.param(None, 3, id="three-level-severity"), pytest.param("clear_breach", 2, id="clear-breach-binary"),
           pytest.param("persistent", 2, id="persistent-binary")]
@@ -117,3 +120,18 @@ def test_bad_options_name_themselves(small_cube):
         agreement(small_cube, dim="rater")
     with pytest.raises(ValueError, match="unknown standard"):
         agreement(small_cube, standard="strictest")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=hnp.arrays(np.int64, st.tuples(st.integers(4, 40), st.just(2)), elements=st.integers(-1, 2)),
+    scale=st.sampled_from(["nominal", "ordinal"]),
+)
+def test_kernel_alpha_matches_krippendorff_on_random_ratings(data, scale):
+    both = (data >= 0).all(axis=1)
+    assume(len(np.unique(data[both])) >= 2 and both.sum() >= 2)
+    tables = pair_tables(data, np.zeros(len(data), np.int64), np.zeros(len(data), np.int64), n_clusters=1, n_groups=1, k=3)
+    got = metric_from_tables(tables[0, 0, 1, 0], metric="krippendorff_alpha", scale=scale)
+    reliability = np.where(data.T >= 0, data.T, np.nan).astype(float)
+    want = krippendorff.alpha(reliability_data=reliability, level_of_measurement=scale, value_domain=[0, 1, 2])
+    assert got == pytest.approx(want, abs=1e-9)
