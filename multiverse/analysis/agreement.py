@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from multiverse import __version__
 from multiverse import _schema as S
 from multiverse.analysis._bootstrap import cluster_weights, percentile_interval, with_interval
 from multiverse.score import list_standards, standard_codes
@@ -289,6 +290,8 @@ def _check(metric: str, scale: str) -> None:
 
 def _provenance(metric: str, standard: str | None, scale: str, dim: str, by: str | None) -> dict:
     return {
+        "analysis": "agreement",
+        "multiverse_version": __version__,
         "metric": metric,
         "standard": standard or "severity (0/1/2)",
         "scale": scale,

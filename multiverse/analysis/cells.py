@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from multiverse import __version__
 from multiverse import _schema as S
 from multiverse.score import standard_codes
 
@@ -104,7 +105,8 @@ def cell_rates(
     n = _grid(counts).astype(np.int64)
     out = xr.Dataset({"rate": rate.where(n >= min_conversations), "n_conversations": n})
     out = out.drop_vars([c for c in out.coords if c not in out.dims]).transpose(..., "mode", "strategy", "principle")
-    out.attrs.update({"analysis": "grid cell rates", "standard": standard, "by": by,
+    out.attrs.update({"analysis": "grid cell rates", "multiverse_version": __version__,
+                      "standard": standard, "by": by,
                       "min_conversations": min_conversations, "pooled": ",".join(units)})
     return out
 

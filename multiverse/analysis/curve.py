@@ -22,6 +22,7 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
+from multiverse import __version__
 from multiverse import _schema as S
 from multiverse.analysis._bootstrap import bound_coords, cluster_weights, nan_quantiles, percentile_interval
 from multiverse.score import is_valid, score
@@ -333,6 +334,7 @@ def spec_curve(
     out.attrs.update(
         {
             "analysis": "specification curve",
+            "multiverse_version": __version__,
             "estimand": f"rate({groups_of[0]}) - rate({groups_of[1]})" if len(groups_of) == 2 else f"rate({groups_of[0]})",
             "unit": unit,
             "null": null,

@@ -14,6 +14,7 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
+from multiverse import __version__
 from multiverse.analysis._bootstrap import bound_coords, cluster_weights, nan_quantiles
 from multiverse.analysis.curve import clustered_influence, clustered_se
 from multiverse.score import pass_hat_k, score
@@ -157,8 +158,10 @@ def noise_floor(
     out["mdd"] = minimum_detectable(np.sqrt(2) * se, alpha=alpha, power=power)
     out["n_valid"] = counts.sum(cluster)
     out = out.drop_vars([c for c in out.coords if c not in out.dims and c not in ("unit",)])
-    out.attrs.update({"analysis": "noise floor", "cluster": cluster, "rerun": rerun, "alpha": alpha,
-                      "power": power, "reference": MILLER})
+    out.attrs.update({
+        "analysis": "noise floor", "multiverse_version": __version__, "cluster": cluster, "rerun": rerun,
+        "alpha": alpha, "power": power, "reference": MILLER,
+    })
     return out
 
 
@@ -236,6 +239,8 @@ def paired_differences(
         }
     )
     out = out.drop_vars([c for c in out.coords if c not in out.dims]).transpose("system", "system_b", ...)
-    out.attrs.update({"analysis": "paired differences", "cluster": cluster, "alpha": alpha, "power": power,
-                      "n_boot": n_boot, "ci_level": ci, "seed": seed, "reference": MILLER})
+    out.attrs.update({
+        "analysis": "paired differences", "multiverse_version": __version__, "cluster": cluster, "alpha": alpha,
+        "power": power, "n_boot": n_boot, "ci_level": ci, "seed": seed, "reference": MILLER,
+    })
     return out

@@ -14,6 +14,7 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
+from multiverse import __version__
 from multiverse.analysis.noise import paired_differences
 from multiverse.score import score
 
@@ -89,7 +90,10 @@ def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False)
         kwargs={"axis": -1, "higher_is_better": higher_is_better},
     ).transpose(*rates.dims)
     ranks.name = "rank"
-    ranks.attrs.update({"analysis": "rankings", "order": "higher is better" if higher_is_better else "lower is better"})
+    ranks.attrs.update({
+        "analysis": "rankings", "multiverse_version": __version__,
+        "order": "higher is better" if higher_is_better else "lower is better",
+    })
     return ranks
 
 
@@ -147,7 +151,10 @@ def rank_agreement(
     coords = {dim: labels, f"{dim}_b": labels}
     pair = (dim, f"{dim}_b")
     out = xr.Dataset({"kendall_tau": (pair, taus), "flip_share": (pair, flips), "n_specs": (pair, counts)}, coords=coords)
-    out.attrs.update({"analysis": "rank agreement", "dim": dim, "tau": "Kendall tau-b (scipy.stats.kendalltau)"})
+    out.attrs.update({
+        "analysis": "rank agreement", "multiverse_version": __version__, "dim": dim,
+        "tau": "Kendall tau-b (scipy.stats.kendalltau)",
+    })
     return out
 
 
@@ -194,7 +201,9 @@ def win_shares(
                 "n_specs": n,
             }
         )
-    out.attrs.update({"analysis": "win shares", "alpha": alpha, "better": "lower violation rate"})
+    out.attrs.update({
+        "analysis": "win shares", "multiverse_version": __version__, "alpha": alpha, "better": "lower violation rate",
+    })
     return out
 
 

@@ -19,6 +19,7 @@ from itertools import combinations
 import numpy as np
 import xarray as xr
 
+from multiverse import __version__
 from multiverse import _schema as S
 from multiverse.score import score
 
@@ -177,6 +178,7 @@ def variance_decomposition(
     out.attrs.update(
         {
             "analysis": "variance decomposition",
+            "multiverse_version": __version__,
             "model": "random-effects ANOVA, balanced crossed design (expected mean squares)",
             "facets": ",".join(facets),
             "sizes": ",".join(str(estimates.sizes[f]) for f in facets),
