@@ -31,6 +31,26 @@ class MultiverseAccessor:
         """See :func:`multiverse.agreement`."""
         return _call("multiverse.analysis", "agreement", self._ds, **kwargs)
 
+    def curve(self, **kwargs: Any) -> xr.Dataset:
+        """See :func:`multiverse.analysis.spec_curve`."""
+        return _call("multiverse.analysis", "spec_curve", self._ds, **kwargs)
+
+    def noise_floor(self, **kwargs: Any) -> xr.Dataset:
+        """See :func:`multiverse.analysis.noise_floor`."""
+        return _call("multiverse.analysis", "noise_floor", self._ds, **kwargs)
+
+    def rankings(self, **kwargs: Any) -> xr.Dataset:
+        """See :func:`multiverse.analysis.rank_agreement`: rankings compared across a dim."""
+        return _call("multiverse.analysis", "rank_agreement", self._ds, **kwargs)
+
+    def variance_decomposition(self, **kwargs: Any) -> xr.Dataset:
+        """See :func:`multiverse.analysis.variance_decomposition`."""
+        return _call("multiverse.analysis", "variance_decomposition", self._ds, **kwargs)
+
+    def report(self, out: Any, **kwargs: Any) -> Any:
+        """See :func:`multiverse.report.write_report`."""
+        return _call("multiverse.report", "write_report", self._ds, out, **kwargs)
+
     def to_long(self, **kwargs: Any) -> Any:
         """See :func:`multiverse.to_long`."""
         return _call("multiverse.cube", "to_long", self._ds, **kwargs)

@@ -67,6 +67,7 @@ def save_cube(cube: xr.Dataset, path: str | Path) -> Path:
     """
     path = Path(path)
     cube = _plain_strings(cube)
+    path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".nc":
         tmp = path.with_name(f".{path.name}.tmp")
         cube.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=_encoding(cube, netcdf=True))
