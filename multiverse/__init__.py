@@ -7,8 +7,8 @@ The public API is listed in ``__all__``.  Names are resolved on first use so tha
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from multiverse._lazy import lazy_exports
+
 
 from multiverse import accessor as _accessor  # noqa: F401  (registers ds.multiverse)
 
@@ -34,14 +34,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'multiverse' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -7,8 +7,8 @@ here.  Names are imported on first use (PEP 562), so importing this package is f
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from multiverse._lazy import lazy_exports
+
 
 _EXPORTS: dict[str, str] = {
     "agreement": "multiverse.analysis.agreement",
@@ -30,14 +30,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'multiverse.analysis' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -21,8 +21,8 @@ does not load the request builders.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from multiverse._lazy import lazy_exports
+
 
 _EXPORTS: dict[str, str] = {
     "Conversation": "multiverse.fuzz.conversation",
@@ -35,14 +35,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'multiverse.fuzz' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -9,8 +9,8 @@ package stays light.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from multiverse._lazy import lazy_exports
+
 
 __all__ = ["combine_panel", "get_judge", "list_judges", "register_judge"]
 
@@ -22,10 +22,4 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'multiverse.judges' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

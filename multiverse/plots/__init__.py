@@ -8,8 +8,8 @@ context manager every figure draws in.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from multiverse._lazy import lazy_exports
+
 
 _EXPORTS: dict[str, str] = {
     "style": "multiverse.plots._style",
@@ -21,19 +21,10 @@ _EXPORTS: dict[str, str] = {
     "plot_variance": "multiverse.plots.variance",
     "plot_decision_study": "multiverse.plots.variance",
     "plot_cell_heatmap": "multiverse.plots.heatmap",
+    "coverage_heatmap": "multiverse.plots.coverage",
 }
 
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'multiverse.plots' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
