@@ -83,11 +83,10 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     numbers["planted.mutation_share_on_cell"] = float(cell.mean()) if len(mutations) else float("nan")
     numbers["planted.cell_share_of_grid"] = 1 / 64
     heatmap = metrics.violation_heatmap(table, standard="clear_breach")
-    rate = heatmap["rate"] if "rate" in heatmap else heatmap[list(heatmap.data_vars)[0]]
-    at = rate.sel(mode=PLANTED_CELL[0], strategy=PLANTED_CELL[1], principle=PLANTED_CELL[2])
-    numbers["planted.cell_breach_rate"] = float(at)
-    others = rate.where(~((rate["mode"] == PLANTED_CELL[0]) & (rate["strategy"] == PLANTED_CELL[1])
-                          & (rate["principle"] == PLANTED_CELL[2])))
-    numbers["planted.other_cells_max_rate"] = float(others.max())
+    behaviour, principle = "/".join(PLANTED_CELL[:2]), PLANTED_CELL[2]
+    share = heatmap["share"]
+    numbers["planted.cell_breach_rate"] = float(share.sel(behaviour=behaviour, principle=principle))
+    elsewhere = share.where((share["behaviour"] != behaviour) | (share["principle"] != principle))
+    numbers["planted.other_cells_max_rate"] = float(elsewhere.max())
     save_figure(figures.violation_heatmap(heatmap), "fig7_planted_heatmap", figures_dir)
     return numbers
