@@ -24,7 +24,7 @@ def test_canary_secrets_appear_nowhere_the_run_writes(tmp_path, monkeypatch, cap
     texts: list[str] = []
     with LoopbackServer() as server:
         base = server.url.replace("http://", f"http://tester:{URL_CANARY}@")
-        c = Client(cache=tmp_path / "cache", max_retries=1, backoff_base_s=0.001, timeout_s=2.0)
+        c = Client(cache=tmp_path / "cache", max_retries=1, backoff_base_s=0.001, timeout_s=30.0)
         contents = ["fine", "echo [[fault:server_error]]", "bad [[fault:bad_request]]", "echo [[fault:auth]]"]
         groups = [
             [Request("openai/env", user(x), api_base=server.url) for x in contents],
