@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,7 @@ COLUMNS: tuple[str, ...] = ("case_id", "event", "turn", "actor", "action", "set_
 """Columns of an events table."""
 
 _CODE = {code: number for number, code in enumerate(FIXTURE_ERRORS, start=1)}
-_ERROR_NAMES = np.array([""] + list(FIXTURE_ERRORS), dtype=object)
+_ERROR_NAMES = np.array([""] + list(FIXTURE_ERRORS), dtype=str)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _UNKNOWN = -2  # code of a set_role or action the contract does not know
 _PER_CASE = ("case_len", "n_violations", "first_violation_turn", "first_error", "first_error_turn", "contract_version")
@@ -95,8 +96,8 @@ class _Groups:
             "initial_unknown": np.asarray(initial_unknown, dtype=bool),
             "allowed": np.concatenate(rows) if rows else np.zeros(width, dtype=bool),
             "width": np.int64(width),
-            "names": np.asarray(names + [""], dtype=object),
-            "version": np.asarray([r.version for r in self.rules], dtype=object),
+            "names": np.asarray(names + [""], dtype=str),
+            "version": np.asarray([r.version for r in self.rules], dtype=str),
         }
 
 
@@ -207,7 +208,7 @@ def _judge(ev: _Events, groups: _Groups) -> dict[str, np.ndarray]:
         "case_of_event": case_of_event,
         "position": index - start_of_event,
         "turn": turn_float,
-        "active_role": tables["names"][role] if n_events else np.empty(0, dtype=object),
+        "active_role": tables["names"][role] if n_events else np.empty(0, dtype=str),
         "violation": violating,
         "n_violations": n_violations.astype(np.int64),
         "first_violation_turn": first_violation_turn,
@@ -268,63 +269,67 @@ def _representable(event: Any) -> bool:
     return actions is None or (type(actions) is list and all(type(a) is str for a in actions))
 
 
-def _all_representable(events: list) -> bool:
-    """The common case, checked with C-level type scans instead of a per-event call."""
+def _flatten_dicts(transcripts: list[list], group_of_case: np.ndarray, groups: _Groups) -> _Events | None:
+    """Flat arrays of case dicts, or ``None`` when some event cannot be held in them.
+
+    Each field is gathered by one C-level ``map`` over the events; type checks
+    are ``set(map(type, ...))`` scans, and a value that cannot be looked up
+    (unhashable) makes the whole batch fall back (``None``).
+    """
+    events = list(chain.from_iterable(transcripts))
     if set(map(type, events)) - {dict}:
-        return False
-    none = type(None)
-    if set(type(e.get("actor")) for e in events) - {str, none}:
-        return False
-    if set(type(e.get("set_role")) for e in events) - {str, none}:
-        return False
-    actions = [e.get("observed_actions") for e in events]
-    if set(map(type, actions)) - {list, none}:
-        return False
-    if set(type(a) for acts in actions if acts for a in acts) - {str}:
-        return False
-    turns = [e.get("turn") for e in events]
-    kinds = set(map(type, turns))
-    if int in kinds:
-        ints = [t for t in turns if type(t) is int]
-        if min(ints) < _INT64_MIN or max(ints) > _INT64_MAX:
-            return False
-    return not any(issubclass(k, int) and k not in (int, bool) for k in kinds)
-
-
-def _codes(values: list) -> tuple[np.ndarray, list]:
-    """Integer codes (-1 for None) and the distinct values, in order of appearance."""
-    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
-    return codes.astype(np.int64), list(uniques)
-
-
-def _flatten_dicts(transcripts: list[list], group_of_case: np.ndarray, groups: _Groups) -> _Events:
-    events = [e for transcript in transcripts for e in transcript]
-    case_len = np.fromiter(map(len, transcripts), dtype=np.int64, count=len(transcripts))
+        return None
     n_events = len(events)
+    case_len = np.fromiter(map(len, transcripts), dtype=np.int64, count=len(transcripts))
     group_of_event = np.repeat(group_of_case, case_len)
+    get = dict.get
 
-    turns = [e.get("turn") for e in events]
-    if set(map(type, turns)) <= {int}:
-        turn = np.fromiter(turns, dtype=np.int64, count=n_events)
-        turn_is_int = np.ones(n_events, dtype=bool)
-    else:
-        turn_is_int = np.fromiter((type(t) is int for t in turns), dtype=bool, count=n_events)
-        turn = np.fromiter((t if type(t) is int else 0 for t in turns), dtype=np.int64, count=n_events)
+    turns = list(map(get, events, repeat("turn")))
+    kinds = set(map(type, turns))
+    if any(issubclass(k, int) and k not in (int, bool) for k in kinds):
+        return None
+    try:
+        if kinds == {int}:
+            turn = np.fromiter(turns, dtype=np.int64, count=n_events)
+            turn_is_int = np.ones(n_events, dtype=bool)
+        else:
+            turn_is_int = np.fromiter((type(t) is int for t in turns), dtype=bool, count=n_events)
+            turn = np.fromiter((t if type(t) is int else 0 for t in turns), dtype=np.int64, count=n_events)
+    except OverflowError:
+        return None
 
-    actor_code, actor_names = _codes([e.get("actor") for e in events])
-
-    set_role = np.full(n_events, -1, dtype=np.int64)
-    requested = [(i, e["set_role"]) for i, e in enumerate(events) if e.get("set_role") is not None]
-    if requested:
-        where = np.fromiter((i for i, _ in requested), dtype=np.int64, count=len(requested))
-        index = groups.role_index
-        set_role[where] = [index[g].get(name, _UNKNOWN) for (_, name), g in zip(requested, group_of_event[where])]
-
-    actions = [e.get("observed_actions") or () for e in events]
+    actions = list(map(get, events, repeat("observed_actions"), repeat(())))
+    action_kinds = set(map(type, actions))
+    if action_kinds - {list, tuple, type(None)}:
+        return None
+    if type(None) in action_kinds:
+        actions = [a or () for a in actions]
     counts = np.fromiter(map(len, actions), dtype=np.int64, count=n_events)
     action_event = np.repeat(np.arange(n_events), counts)
-    codes, names = _codes([a for acts in actions for a in acts])
-    action = _action_codes(codes, names, group_of_event[action_event], groups)
+    flat = list(chain.from_iterable(actions))
+
+    # actors: the fixed ones and every trusted actor get codes; anything else is -1 (unknown)
+    actor_names = list(dict.fromkeys([*ACTORS, *(r.trusted_actor for r in groups.rules)]))
+    code = {name: i for i, name in enumerate(actor_names)}
+    try:
+        actor_code = np.fromiter(
+            map(code.get, map(get, events, repeat("actor")), repeat(-1)), dtype=np.int64, count=n_events
+        )
+        set_roles = list(map(get, events, repeat("set_role")))
+        if len(groups.rules) == 1:
+            index = {None: -1, **groups.role_index[0]}
+            set_role = np.fromiter(map(index.get, set_roles, repeat(_UNKNOWN)), dtype=np.int64, count=n_events)
+            vocabulary = groups.action_index[0]
+            action = np.fromiter(map(vocabulary.get, flat, repeat(_UNKNOWN)), dtype=np.int64, count=len(flat))
+        else:
+            set_role = np.full(n_events, -1, dtype=np.int64)
+            where = np.flatnonzero(np.fromiter(set_roles, dtype=object, count=n_events) != None)  # noqa: E711
+            index = groups.role_index
+            set_role[where] = [index[g].get(set_roles[i], _UNKNOWN) for i, g in zip(where, group_of_event[where])]
+            codes, names = pd.factorize(np.fromiter(flat, dtype=object, count=len(flat)))
+            action = _action_codes(np.asarray(codes, np.int64), list(names), group_of_event[action_event], groups)
+    except TypeError:  # an unhashable actor, role or action
+        return None
     return _Events(case_len, group_of_case, turn, turn_is_int, actor_code, actor_names, set_role, action_event, action)
 
 
@@ -355,8 +360,9 @@ def _from_dicts(cases: Sequence, default: Any) -> xr.Dataset:
     case_ids = np.empty(len(ids), dtype=object)
     case_ids[:] = ids
 
-    if _all_representable([e for t in transcripts for e in t]):
-        return _dataset(case_ids, _judge(_flatten_dicts(transcripts, group_of_case, groups), groups))
+    flat = _flatten_dicts(transcripts, group_of_case, groups)
+    if flat is not None:
+        return _dataset(case_ids, _judge(flat, groups))
     walked_cases = [i for i, t in enumerate(transcripts) if not all(map(_representable, t))]
     flat_cases = np.setdiff1d(np.arange(len(transcripts)), walked_cases)
     parts = [_judge(_flatten_dicts([transcripts[i] for i in flat_cases], group_of_case[flat_cases], groups), groups)]
@@ -380,13 +386,13 @@ def _walked(rules: ContractRules, transcript: list) -> dict[str, np.ndarray]:
             [float(e["turn"]) if isinstance(e, dict) and type(e.get("turn")) is int else np.nan for e in transcript],
             dtype=np.float64,
         ),
-        "active_role": np.asarray(result["roles"] + [""], dtype=object)[:n],
+        "active_role": np.asarray(result["roles"] + [""], dtype=str)[:n],
         "violation": np.isin(np.arange(n), [v["event"] for v in violations]),
         "n_violations": np.asarray([len(violations)], dtype=np.int64),
         "first_violation_turn": np.asarray([violations[0]["turn"] if violations else np.nan], dtype=np.float64),
-        "first_error": np.asarray([first.get("code", "")], dtype=object),
+        "first_error": np.asarray([first.get("code", "")], dtype=str),
         "first_error_turn": np.asarray([first.get("turn", np.nan)], dtype=np.float64),
-        "contract_version": np.asarray([rules.version], dtype=object),
+        "contract_version": np.asarray([rules.version], dtype=str),
     }
 
 

@@ -178,8 +178,9 @@ def read_case(
     where
         Prefix naming the case in messages (e.g. ``cases[3]``); empty for a file.
     contracts
-        Memo of contracts already read, keyed by object identity, so a batch
-        whose cases share one contract object reads it once.
+        Memo of contracts already read, keyed by object identity and by content,
+        so a batch whose cases share a contract (one object or equal copies)
+        reads it once.
     default
         The contract of a case that carries none; without it ``contract`` is required.
 
@@ -201,12 +202,44 @@ def read_case(
     if "contract" not in case:
         return case_id, default, _transcript(case["transcript"], prefix)
     contract = case["contract"]
-    rules = None if contracts is None else contracts.get(id(contract))
+    if contracts is None:
+        return case_id, read_contract(contract, field=f"{prefix}contract"), _transcript(case["transcript"], prefix)
+    rules = contracts.get(id(contract))
     if rules is None:
-        rules = read_contract(contract, field=f"{prefix}contract")
-        if contracts is not None:
-            contracts[id(contract)] = rules
+        key = _content_key(contract)
+        rules = contracts.get(key) if key is not None else None
+        if rules is None:
+            rules = read_contract(contract, field=f"{prefix}contract")
+            if key is not None:
+                contracts[key] = rules
+        contracts[id(contract)] = rules
     return case_id, rules, _transcript(case["transcript"], prefix)
+
+
+def _content_key(contract: Any) -> tuple | None:
+    """A hashable image of everything :func:`read_contract` checks, or ``None``.
+
+    Two contracts with equal keys are equally valid and read to the same rules,
+    because a valid contract's checked values are all strings and lists of them.
+    """
+
+    def frozen(value: Any) -> Any:
+        return ("list", tuple(value)) if type(value) is list else ("value", value)
+
+    try:
+        roles = contract["roles"]
+        key = (
+            frozen(contract["version"]),
+            frozen(contract["initial_role"]),
+            frozen(contract["action_vocabulary"]),
+            tuple((name, frozen(spec["allowed_actions"])) for name, spec in roles.items()),
+            frozen(contract.get("trusted_actor", "system")),
+            frozen(contract.get("enforces")),
+        )
+        hash(key)
+    except (TypeError, KeyError, AttributeError):
+        return None
+    return key
 
 
 def _transcript(transcript: Any, prefix: str) -> list:
