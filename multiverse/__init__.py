@@ -25,7 +25,7 @@ _EXPORTS: dict[str, str] = {
     "register_standard": "multiverse.score",
     "register_rule": "multiverse.score",
     "register_judge": "multiverse.judges",
-    "agreement": "multiverse.analysis",
+    "agreement": "multiverse.analysis.raters",
     "to_long": "multiverse.cube",
     "load_role": "multiverse.specs",
     "load_experiment": "multiverse.experiment",

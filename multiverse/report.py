@@ -16,7 +16,7 @@ import pandas as pd
 import xarray as xr
 
 from multiverse import _schema as S
-from multiverse.analysis.agreement import agreement_ci
+from multiverse.analysis.raters import agreement_ci
 from multiverse.analysis.cells import cell_rates
 from multiverse.analysis.curve import spec_curve
 from multiverse.analysis.noise import clustered_se_of_rate, paired_differences

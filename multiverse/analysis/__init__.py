@@ -11,8 +11,8 @@ from multiverse._lazy import lazy_exports
 
 
 _EXPORTS: dict[str, str] = {
-    "agreement": "multiverse.analysis.agreement",
-    "agreement_ci": "multiverse.analysis.agreement",
+    "agreement": "multiverse.analysis.raters",
+    "agreement_ci": "multiverse.analysis.raters",
     "spec_curve": "multiverse.analysis.curve",
     "noise_floor": "multiverse.analysis.noise",
     "paired_differences": "multiverse.analysis.noise",

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
-from multiverse.analysis.agreement import agreement, agreement_ci, metric_from_tables, pair_tables, ratings
+from multiverse.analysis.raters import agreement, agreement_ci, metric_from_tables, pair_tables, ratings
 
 SCALES = [pytest.param(None, 3, id="three-level-severity"), pytest.param("clear_breach", 2, id="clear-breach-binary"),
           pytest.param("persistent", 2, id="persistent-binary")]
