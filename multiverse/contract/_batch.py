@@ -42,7 +42,7 @@ COLUMNS: tuple[str, ...] = ("case_id", "event", "turn", "actor", "action", "set_
 """Columns of an events table."""
 
 _CODE = {code: number for number, code in enumerate(FIXTURE_ERRORS, start=1)}
-_ERROR_NAMES = np.array([""] + list(FIXTURE_ERRORS), dtype=str)
+_ERROR_NAMES = np.array([""] + list(FIXTURE_ERRORS), dtype=object)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _UNKNOWN = -2  # code of a set_role or action the contract does not know
 _PER_CASE = ("case_len", "n_violations", "first_violation_turn", "first_error", "first_error_turn", "contract_version")
@@ -96,8 +96,8 @@ class _Groups:
             "initial_unknown": np.asarray(initial_unknown, dtype=bool),
             "allowed": np.concatenate(rows) if rows else np.zeros(width, dtype=bool),
             "width": np.int64(width),
-            "names": np.asarray(names + [""], dtype=str),
-            "version": np.asarray([r.version for r in self.rules], dtype=str),
+            "names": np.asarray(names + [""], dtype=object),
+            "version": np.asarray([r.version for r in self.rules], dtype=object),
         }
 
 
@@ -208,7 +208,7 @@ def _judge(ev: _Events, groups: _Groups) -> dict[str, np.ndarray]:
         "case_of_event": case_of_event,
         "position": index - start_of_event,
         "turn": turn_float,
-        "active_role": tables["names"][role] if n_events else np.empty(0, dtype=str),
+        "active_role": tables["names"][role] if n_events else np.empty(0, dtype=object),
         "violation": violating,
         "n_violations": n_violations.astype(np.int64),
         "first_violation_turn": first_violation_turn,
@@ -242,6 +242,9 @@ def _dataset(case_ids: np.ndarray, judged: dict[str, np.ndarray]) -> xr.Dataset:
         "n_events": ("case", judged["case_len"].astype(np.int64)),
         **{name: ("case", judged[name]) for name in per_case},
     }
+    # Every array is a well-formed numpy array built here; fastpath skips xarray's
+    # scan of object (string) arrays, which costs more than the whole evaluation.
+    data = {name: xr.Variable(dims, values, fastpath=True) for name, (dims, values) in data.items()}
     ds = xr.Dataset(data, coords={"case": case_ids, "event": np.arange(width)})
     ds["turn"].attrs["description"] = "the event's turn; NaN when not an integer or past the case's end"
     ds["active_role"].attrs["description"] = "active role after the event's own trusted role change"
@@ -386,13 +389,13 @@ def _walked(rules: ContractRules, transcript: list) -> dict[str, np.ndarray]:
             [float(e["turn"]) if isinstance(e, dict) and type(e.get("turn")) is int else np.nan for e in transcript],
             dtype=np.float64,
         ),
-        "active_role": np.asarray(result["roles"] + [""], dtype=str)[:n],
+        "active_role": np.asarray(result["roles"] + [""], dtype=object)[:n],
         "violation": np.isin(np.arange(n), [v["event"] for v in violations]),
         "n_violations": np.asarray([len(violations)], dtype=np.int64),
         "first_violation_turn": np.asarray([violations[0]["turn"] if violations else np.nan], dtype=np.float64),
-        "first_error": np.asarray([first.get("code", "")], dtype=str),
+        "first_error": np.asarray([first.get("code", "")], dtype=object),
         "first_error_turn": np.asarray([first.get("turn", np.nan)], dtype=np.float64),
-        "contract_version": np.asarray([rules.version], dtype=str),
+        "contract_version": np.asarray([rules.version], dtype=object),
     }
 
 
