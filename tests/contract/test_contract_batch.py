@@ -213,6 +213,7 @@ def test_unused_categories_are_not_cases():
     assert list(ds["case"].values) == ["support-refund-pressure"]
 
 
+@pytest.mark.slow
 def test_a_200000_event_case_in_a_batch():
     events = [user(t) if t % 2 else assistant(t, "lookup_order") for t in range(1, 200_001)]
     events[-1] = assistant(200_000, "refund_order")

@@ -487,6 +487,7 @@ def test_integer_case_ids_are_kept():
     assert result["case_id"] == 17 and " case=17 " in diagnostic(result)
 
 
+@pytest.mark.slow
 def test_a_long_case_is_judged_in_one_pass():
     events = [user(t) if t % 2 else assistant(t, "lookup_order") for t in range(1, 200_001)]
     events[-1] = assistant(200_000, "refund_order")
