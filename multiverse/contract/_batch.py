@@ -128,10 +128,14 @@ def _judge(ev: _Events, groups: _Groups) -> dict[str, np.ndarray]:
     group_of_event = ev.group_of_case[case_of_event]
 
     # turn order: each integer turn against the previous integer turn of its case
-    last_int = np.maximum.accumulate(np.where(ev.turn_is_int, index, -1)) if n_events else index
-    previous = np.concatenate(([-1], last_int[:-1])) if n_events else index
-    has_previous = previous >= start_of_event
-    order_error = ~ev.turn_is_int | (has_previous & (ev.turn <= ev.turn[previous]))
+    if ev.turn_is_int.all():  # the usual case: compare each turn with the one before it
+        order_error = np.zeros(n_events, dtype=bool)
+        order_error[1:] = (ev.turn[1:] <= ev.turn[:-1]) & (start_of_event[1:] < index[1:])
+    else:
+        last_int = np.maximum.accumulate(np.where(ev.turn_is_int, index, -1))
+        previous = np.concatenate(([-1], last_int[:-1]))
+        has_previous = previous >= start_of_event
+        order_error = ~ev.turn_is_int | (has_previous & (ev.turn <= ev.turn[previous]))
 
     # actors (tables get a trailing entry that code -1, a missing actor, picks)
     names = ev.actor_names
@@ -420,7 +424,8 @@ def _combine(parts: list[dict[str, np.ndarray]], order: np.ndarray) -> dict[str,
 def _column_codes(column: pd.Series) -> tuple[np.ndarray, list]:
     """Integer codes (-1 for null) and the values they index, for any string column."""
     if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy().astype(np.int64, copy=False), list(column.cat.categories)
+        categories = column.cat.categories.to_numpy(dtype=object)
+        return column.cat.codes.to_numpy().astype(np.int64, copy=False), list(categories)
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
     return np.asarray(codes, dtype=np.int64), list(uniques)
 
@@ -551,7 +556,7 @@ def _from_table(table: pd.DataFrame, contract: Any) -> xr.Dataset:
         action=action,
     )
     case_ids = np.empty(len(first_seen), dtype=object)
-    case_ids[:] = [case_names[c] for c in first_seen]
+    case_ids[:] = np.asarray(case_names, dtype=object)[first_seen] if len(first_seen) else []
     return _dataset(case_ids, _judge(flat, groups))
 
 
