@@ -1,8 +1,8 @@
 """multiverse: role-adherence evaluation as a multiverse of labelled measurement choices.
 
 The public API is listed in ``__all__``.  Names are resolved on first use so that
-``import multiverse`` stays light (it imports xarray, to register the
-``Dataset.multiverse`` accessor, and nothing heavier).
+``import multiverse`` stays light: it does not even import xarray, and registers
+the ``Dataset.multiverse`` accessor as soon as xarray is loaded.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from multiverse._lazy import lazy_exports
 
 
-from multiverse import accessor as _accessor  # noqa: F401  (registers ds.multiverse)
+from multiverse._xarray_hook import register_accessor_when_xarray_loads
 
 __version__ = "0.1.0"
 
@@ -35,3 +35,4 @@ __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+register_accessor_when_xarray_loads()

@@ -15,3 +15,22 @@ def test_import_does_not_load_litellm():
     code = "import sys, multiverse; print('litellm' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _fresh(code):
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+def test_import_leaves_xarray_unloaded_until_needed():
+    assert _fresh("import sys, multiverse; print('xarray' in sys.modules)") == ["False"]
+
+
+def test_accessor_registers_when_xarray_loads_after_multiverse():
+    code = "import multiverse, xarray as xr; print(hasattr(xr.Dataset(), 'multiverse'))"
+    assert _fresh(code) == ["True"]
+
+
+def test_accessor_registers_when_xarray_was_loaded_first():
+    code = "import xarray as xr, multiverse; print(hasattr(xr.Dataset(), 'multiverse'))"
+    assert _fresh(code) == ["True"]
