@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from multiverse.analysis import leaderboard_rankings, noise_floor
 from multiverse.score import pass_hat_k, score
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def mirror() -> Path:
-    env = os.environ.get("MULTIVERSE_DATA_MIRROR", "")
-    for candidate in ([Path(env)] if env else []) + [REPO_ROOT.parent / "shared" / "data"]:
-        if candidate.is_dir():
-            return candidate
-    pytest.skip("real data mirror absent: set MULTIVERSE_DATA_MIRROR to a folder with the data's layout")
-
 
 @pytest.fixture(scope="module")
 def tau_cube(mirror):

@@ -1,4 +1,4 @@
-"""Locating the real data mirror for the tests that need it."""
+"""Fixtures shared by every test folder."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def find_mirror() -> Path | None:
@@ -19,8 +19,9 @@ def find_mirror() -> Path | None:
     return None
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def mirror() -> Path:
+    """The real data's mirror folder; tests that need it skip, saying why, when it is absent."""
     found = find_mirror()
     if found is None:
         pytest.skip("real data mirror absent: set MULTIVERSE_DATA_MIRROR to a folder with the data's layout")
