@@ -9,6 +9,7 @@ import pytest
 from multiverse.analysis import leaderboard_rankings, noise_floor
 from multiverse.score import pass_hat_k, score
 
+
 @pytest.fixture(scope="module")
 def tau_cube(mirror):
     from multiverse.adapters import tau_bench
