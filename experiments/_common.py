@@ -26,7 +26,3 @@ def save_figure(drawn: Any, name: str, figures_dir: Path) -> list[Path]:
     plt.close(fig)
     return paths
 
-
-def as_float(value: Any) -> float:
-    """A plain float for numbers.json (NaN stays NaN)."""
-    return float(getattr(value, "item", lambda: value)())

@@ -14,6 +14,7 @@ is rendered from ``paper/paper.src.md``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import inspect
@@ -48,11 +49,17 @@ def _digest_paths(paths: list[Path]) -> str:
     return h.hexdigest()
 
 
+@functools.cache
+def _shared_digest() -> str:
+    """Digest of what every study reads: the library (code, templates, style, manifest) and the specs."""
+    library = [p for p in (ROOT / "multiverse").rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    specs = list((ROOT / "specs").rglob("*.yaml"))
+    return _digest_paths(library + specs + [EXPERIMENTS / "_common.py"])
+
+
 def _inputs_digest(study: str) -> str:
-    library = sorted((ROOT / "multiverse").rglob("*.py")) + sorted((ROOT / "multiverse").rglob("*.txt"))
-    specs = sorted((ROOT / "specs").rglob("*.yaml"))
-    experiments = sorted(EXPERIMENTS.glob(f"{study}*.yaml")) + [EXPERIMENTS / f"{study}.py", EXPERIMENTS / "_common.py"]
-    return _digest_paths(library + specs + experiments)
+    own = sorted(EXPERIMENTS.glob(f"{study}*.yaml")) + [EXPERIMENTS / f"{study}.py"]
+    return _digest_paths(own) + _shared_digest()
 
 
 def _load(study: str):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import EXPERIMENTS, as_float, save_figure
+from _common import EXPERIMENTS, save_figure
 
 FOCUS = {"role": "tutor", "condition": "long"}
 MODEL_JUDGES = ["strict", "lenient", "narrow", "blind"]
@@ -30,7 +30,7 @@ POWER = 0.8
 
 
 def _rate(scores, **sel) -> float:
-    return as_float(scores.sel(**sel).mean())
+    return float(scores.sel(**sel).mean())
 
 
 def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> dict[str, object]:
@@ -66,12 +66,12 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     facet = curve.sel(**FOCUS)
     estimates = facet["estimate"].values
     numbers["curve.n_specs"] = int(curve.sizes["spec"])
-    numbers["curve.median"] = as_float(facet["observed"].sel(statistic="median_estimate"))
-    numbers["curve.share_significant"] = as_float(facet["observed"].sel(statistic="share_significant"))
-    numbers["curve.stouffer_z"] = as_float(facet["observed"].sel(statistic="stouffer_z"))
-    numbers["curve.p_median"] = as_float(facet["p_value"].sel(statistic="median_estimate"))
-    numbers["curve.p_share"] = as_float(facet["p_value"].sel(statistic="share_significant"))
-    numbers["curve.p_stouffer"] = as_float(facet["p_value"].sel(statistic="stouffer_z"))
+    numbers["curve.median"] = float(facet["observed"].sel(statistic="median_estimate"))
+    numbers["curve.share_significant"] = float(facet["observed"].sel(statistic="share_significant"))
+    numbers["curve.stouffer_z"] = float(facet["observed"].sel(statistic="stouffer_z"))
+    numbers["curve.p_median"] = float(facet["p_value"].sel(statistic="median_estimate"))
+    numbers["curve.p_share"] = float(facet["p_value"].sel(statistic="share_significant"))
+    numbers["curve.p_stouffer"] = float(facet["p_value"].sel(statistic="stouffer_z"))
     numbers["curve.share_negative"] = float(np.mean(estimates < 0))
     numbers["curve.min"] = float(np.nanmin(estimates))
     numbers["curve.max"] = float(np.nanmax(estimates))
@@ -81,7 +81,7 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     alpha = analysis.agreement(cube.sel(judge=MODEL_JUDGES), metric="krippendorff_alpha",
                                include_truth=True)
     for judge in MODEL_JUDGES:
-        numbers[f"alpha_vs_truth.{judge}"] = as_float(alpha.sel(judge=judge, judge_b="truth"))
+        numbers[f"alpha_vs_truth.{judge}"] = float(alpha.sel(judge=judge, judge_b="truth"))
     kappa = analysis.agreement_ci(cube.sel(judge=MODEL_JUDGES), metric="cohen_kappa",
                                   standard="clear_breach", include_truth=True, n_boot=200, seed=2)
     save_figure(plots.plot_agreement(kappa), "fig2_agreement", figures_dir)
@@ -98,23 +98,23 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     # 4. Rankings across judges.
     rate_scores = model_scores.sel(rule=["any_turn", "turn_mean", "last_turn"])
     ranks = analysis.rank_agreement(rate_scores, dim="judge")
-    numbers["kendall_tau.strict_narrow"] = as_float(ranks["kendall_tau"].sel(judge="strict", judge_b="narrow"))
-    numbers["kendall_tau.strict_lenient"] = as_float(ranks["kendall_tau"].sel(judge="strict", judge_b="lenient"))
-    numbers["flip_share.strict_narrow"] = as_float(ranks["flip_share"].sel(judge="strict", judge_b="narrow"))
+    numbers["kendall_tau.strict_narrow"] = float(ranks["kendall_tau"].sel(judge="strict", judge_b="narrow"))
+    numbers["kendall_tau.strict_lenient"] = float(ranks["kendall_tau"].sel(judge="strict", judge_b="lenient"))
+    numbers["flip_share.strict_narrow"] = float(ranks["flip_share"].sel(judge="strict", judge_b="narrow"))
     wins = analysis.win_shares(rate_scores, n_boot=200, seed=3)
     pair = dict(system=CONTRAST[0], system_b=CONTRAST[1])
-    numbers["win_share.focused_over_steady"] = as_float(wins["share_better"].sel(**pair))
-    numbers["win_share_beyond_noise.focused_over_steady"] = as_float(wins["share_better_beyond_noise"].sel(**pair))
-    numbers["loss_share_beyond_noise.focused_over_steady"] = as_float(wins["share_worse_beyond_noise"].sel(**pair))
+    numbers["win_share.focused_over_steady"] = float(wins["share_better"].sel(**pair))
+    numbers["win_share_beyond_noise.focused_over_steady"] = float(wins["share_better_beyond_noise"].sel(**pair))
+    numbers["loss_share_beyond_noise.focused_over_steady"] = float(wins["share_worse_beyond_noise"].sel(**pair))
     save_figure(plots.plot_rank_flips(ranks), "fig4_rank_flips", figures_dir)
 
     # 5. Noise floors: paired differences against their minimum detectable difference.
     diffs = analysis.paired_differences(scores.sel(judge="strict", rule="any_turn", standard="clear_breach"),
                                         power=POWER, n_boot=N_BOOT, seed=4)
-    numbers["share_pairs_beyond_noise"] = as_float(diffs["exceeds_noise"].where(diffs["system"] != diffs["system_b"]).mean())
+    numbers["share_pairs_beyond_noise"] = float(diffs["exceeds_noise"].where(diffs["system"] != diffs["system_b"]).mean())
     floor = analysis.noise_floor(scores.sel(judge="strict", rule="any_turn", standard="clear_breach"), power=POWER)
-    numbers["mdd_median"] = as_float(floor["mdd"].median())
-    numbers["flip_share_median"] = as_float(floor["flip_share"].median())
+    numbers["mdd_median"] = float(floor["mdd"].median())
+    numbers["flip_share_median"] = float(floor["flip_share"].median())
     save_figure(plots.plot_noise_floor(diffs), "fig5_noise_floor", figures_dir)
 
     # The single-turn grader misses drift: last_turn vs any_turn for the drifting target.

@@ -29,8 +29,6 @@ CONVERSATION_DIMS: tuple[str, ...] = (
 
 TRUTH_DIMS: tuple[str, ...] = CONVERSATION_DIMS + ("turn", "principle")
 SEVERITY_DIMS: tuple[str, ...] = TRUTH_DIMS + ("judge",)
-SCORE_DIMS: tuple[str, ...] = ("standard", "rule")
-"""Dims that :func:`multiverse.score` adds."""
 
 DIM_KINDS = MappingProxyType(
     {
@@ -59,16 +57,6 @@ PARTIAL_DEVIATION = 1
 CLEAR_BREACH = 2
 MISSING = -1
 NOT_APPLICABLE = -2
-SEVERITY_LEVELS = (FULL_ADHERENCE, PARTIAL_DEVIATION, CLEAR_BREACH)
-SEVERITY_NAMES = MappingProxyType(
-    {
-        FULL_ADHERENCE: "full_adherence",
-        PARTIAL_DEVIATION: "partial_deviation",
-        CLEAR_BREACH: "clear_breach",
-        MISSING: "missing",
-        NOT_APPLICABLE: "not_applicable",
-    }
-)
 
 # --- closed vocabularies ----------------------------------------------------------------
 
