@@ -81,9 +81,9 @@ def new_cube(
     }
     if with_truth:
         data_vars["truth"] = (S.TRUTH_DIMS, np.full(shape[:-1], S.NOT_APPLICABLE, dtype=np.int8))
-    for name in S.CONVERSATION_VARS:
-        data_vars[name] = (S.CONVERSATION_DIMS, np.full(conv_shape, "", dtype=object))
-    data_vars["ended"] = (S.CONVERSATION_DIMS, np.full(conv_shape, "failed", dtype=object))
+    for name in S.CONVERSATION_VARS:  # a conversation that never ran has failed
+        blank = "failed" if name == "ended" else ""
+        data_vars[name] = (S.CONVERSATION_DIMS, np.full(conv_shape, blank, dtype=object))
     for name in S.TURN_VARS:
         data_vars[name] = (S.CONVERSATION_DIMS + ("turn",), np.full(turn_shape, "", dtype=object))
 
