@@ -85,25 +85,15 @@ def _read_v1(path: Path, records: list[Any]) -> TauFile:
     seen_trials: dict[str, int] = {}
     for index, record in enumerate(records):
         where = f"{path.name}: record {index}"
-        if not isinstance(record, Mapping):
-            out.warnings.append(f"{where}: not an object; skipped")
+        head = _head(record, "traj", seen_trials, where, out.warnings)
+        if head is None:
             continue
-        if record.get("task_id") is None:
-            out.warnings.append(f"{where}: no 'task_id'; skipped")
-            continue
-        task_id = str(record["task_id"])
-        messages = record.get("traj")
-        if not isinstance(messages, list):
-            out.warnings.append(f"{where}: no 'traj' message list; skipped")
-            continue
-        trial = _trial(record.get("trial"), task_id, seen_trials, where, out.warnings)
-        if trial is None:
-            continue
-        info = record.get("info") if isinstance(record.get("info"), Mapping) else {}
-        task = info.get("task") if isinstance(info.get("task"), Mapping) else {}
+        task_id, trial, messages = head
+        info = _mapping(record, "info")
+        task = _mapping(info, "task")
         reward = _number(record.get("reward"))
-        if reward is None and isinstance(info.get("reward_info"), Mapping):
-            reward = _number(info["reward_info"].get("reward"))
+        if reward is None:
+            reward = _number(_mapping(info, "reward_info").get("reward"))
         if reward is None:
             out.warnings.append(f"{where}: no reward recorded; the reward judgment is missing")
         gold = task.get("actions")
@@ -115,7 +105,7 @@ def _read_v1(path: Path, records: list[Any]) -> TauFile:
                 task_id=task_id,
                 trial=trial,
                 reward=reward,
-                gold_actions=tuple(str(a["name"]) for a in gold if isinstance(a, Mapping) and a.get("name")),
+                gold_actions=_names(gold),
                 instruction=str(task.get("instruction") or ""),
                 events=_events(messages, where, out.warnings),
             )
@@ -124,8 +114,8 @@ def _read_v1(path: Path, records: list[Any]) -> TauFile:
 
 
 def _read_tau2(path: Path, data: Mapping[str, Any]) -> TauFile:
-    info = data.get("info") if isinstance(data.get("info"), Mapping) else {}
-    env = info.get("environment_info") if isinstance(info.get("environment_info"), Mapping) else {}
+    info = _mapping(data, "info")
+    env = _mapping(info, "environment_info")
     out = TauFile(
         path=path,
         source=TAU2,
@@ -142,40 +132,62 @@ def _read_tau2(path: Path, data: Mapping[str, Any]) -> TauFile:
     seen_trials: dict[str, int] = {}
     for index, sim in enumerate(data["simulations"]):
         where = f"{path.name}: simulation {index}"
-        if not isinstance(sim, Mapping) or sim.get("task_id") is None:
-            out.warnings.append(f"{where}: not an object with 'task_id'; skipped")
+        head = _head(sim, "messages", seen_trials, where, out.warnings)
+        if head is None:
             continue
-        task_id = str(sim["task_id"])
-        messages = sim.get("messages")
-        if not isinstance(messages, list):
-            out.warnings.append(f"{where}: no 'messages' list; skipped")
-            continue
-        trial = _trial(sim.get("trial"), task_id, seen_trials, where, out.warnings)
-        if trial is None:
-            continue
-        reward_info = sim.get("reward_info") if isinstance(sim.get("reward_info"), Mapping) else {}
-        reward = _number(reward_info.get("reward"))
+        task_id, trial, messages = head
+        reward = _number(_mapping(sim, "reward_info").get("reward"))
         if reward is None:
             out.warnings.append(f"{where}: no 'reward_info.reward'; the reward judgment is missing")
         task = tasks.get(task_id)
         if task is None:
             out.warnings.append(f"{where}: task {task_id!r} not among 'tasks'; no write is in plan")
             task = {}
-        criteria = task.get("evaluation_criteria") if isinstance(task.get("evaluation_criteria"), Mapping) else {}
-        gold = criteria.get("actions") if isinstance(criteria.get("actions"), list) else []
-        scenario = task.get("user_scenario") if isinstance(task.get("user_scenario"), Mapping) else {}
-        instruction = scenario.get("instructions", "")
+        gold = _mapping(task, "evaluation_criteria").get("actions")
+        instruction = _mapping(task, "user_scenario").get("instructions", "")
         out.records.append(
             TauRecord(
                 task_id=task_id,
                 trial=trial,
                 reward=reward,
-                gold_actions=tuple(str(a["name"]) for a in gold if isinstance(a, Mapping) and a.get("name")),
+                gold_actions=_names(gold),
                 instruction=instruction if isinstance(instruction, str) else json.dumps(instruction, sort_keys=True),
                 events=_events(messages, where, out.warnings),
             )
         )
     return out
+
+
+def _head(
+    record: Any, messages_key: str, seen_trials: dict[str, int], where: str, warnings: list[str]
+) -> tuple[str, int, list[Any]] | None:
+    """A record's task id, trial and message list; ``None`` (with a warning) when it is skipped."""
+    if not isinstance(record, Mapping):
+        warnings.append(f"{where}: not an object; skipped")
+        return None
+    if record.get("task_id") is None:
+        warnings.append(f"{where}: no 'task_id'; skipped")
+        return None
+    task_id = str(record["task_id"])
+    messages = record.get(messages_key)
+    if not isinstance(messages, list):
+        warnings.append(f"{where}: no '{messages_key}' list; skipped")
+        return None
+    trial = _trial(record.get("trial"), task_id, seen_trials, where, warnings)
+    return None if trial is None else (task_id, trial, messages)
+
+
+def _mapping(block: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``block[key]`` when it is an object, else an empty one."""
+    value = block.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _names(actions: Any) -> tuple[str, ...]:
+    """The names of gold tool calls ``{name, ...}``; anything else in the list is ignored."""
+    if not isinstance(actions, list):
+        return ()
+    return tuple(str(a["name"]) for a in actions if isinstance(a, Mapping) and a.get("name"))
 
 
 def _trial(value: Any, task_id: str, seen: dict[str, int], where: str, warnings: list[str]) -> int | None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from multiverse.adapters import tau_bench
+from multiverse.adapters._tau_records import read_tau_file
 from multiverse.adapters.tau_bench import task_contract, write_tools
 from multiverse.cube import check_cube
 from multiverse.score import pass_hat_k, score
@@ -238,3 +239,84 @@ def test_real_tau2_simulations(mirror):
     assert cube["role"].values.tolist() == ["tau_airline"]
     reward = score(cube).sel(judge="reward", standard="clear_breach", rule="any_turn")
     assert float(reward.mean()) == pytest.approx(27 / 50)
+
+
+def test_unreadable_records_are_skipped_or_repaired_with_a_warning(tmp_path):
+    hello = [say("user", "hi"), say("assistant", "hello")]
+    records = [
+        {"trial": 0, "reward": 1.0, "traj": hello},
+        v1_record(0, "first", 1.0, hello),
+        v1_record(0, None, 1.0, hello),
+        v1_record(0, None, 0.0, [
+            {"role": "narrator", "content": "meanwhile"}, "not a message", say("user", "book it"),
+            {"role": "assistant", "content": "", "tool_calls": ["not a call", {"function": {"arguments": "{}"}},
+                                                               {"function": {"name": "get_user_details", "arguments": 7}}]},
+        ]),
+        {**v1_record(0, 5, 1.0, hello), "info": {"task": {}}},
+        v1_record(0, 0, 0.0, hello),
+    ]
+    tau_file = read_tau_file(write_json(tmp_path / "model-airline.json", records))
+    assert [(r.trial, r.reward) for r in tau_file.records] == [(0, 1.0), (1, 0.0), (5, 1.0), (0, 0.0)]
+    events = tau_file.records[1].events
+    assert [e.actor for e in events] == ["user", "assistant"]
+    assert [(a.name, dict(a.arguments)) for a in events[1].actions] == [("get_user_details", {"_value": 7})]
+    assert tau_file.records[2].gold_actions == ()
+    warnings = "\n".join(tau_file.warnings)
+    for expected in [
+        "record 0: no 'task_id'; skipped",
+        "record 1: 'trial' 'first' is not an integer; skipped",
+        "record 2: no 'trial'; taken as trial 0",
+        "record 3: no 'trial'; taken as trial 1",
+        "record 3: message 0: unknown role 'narrator'; skipped",
+        "record 3: message 1: unknown role None; skipped",
+        "record 3: message 3: a tool call is not an object; skipped",
+        "record 3: message 3: a tool call has no name; skipped",
+        "record 4: no 'info.task.actions'",
+    ]:
+        assert expected in warnings
+    cube = tau_bench(tau_file.path)
+    assert any("task 0 trial 0 appears twice; the later record ignored" in w for w in json.loads(cube.attrs["warnings"]))
+    assert _sev(cube, "reward", "task_success", item=0) == 0, "the first record of trial 0 is kept"
+
+
+def test_unreadable_tau2_simulations_and_tasks_are_reported(tmp_path):
+    hello = [say("assistant", "Hi!"), say("user", "bye")]
+    data = {
+        "info": {"environment_info": {"domain_name": "airline"}},
+        "tasks": [{"evaluation_criteria": {}}, {"id": "t1", "evaluation_criteria": {"actions": "all"}}],
+        "simulations": [
+            "garbage",
+            {"trial": 0, "messages": hello},
+            {"task_id": "t1", "trial": 0, "messages": hello},
+            {"task_id": "t9", "trial": 0, "reward_info": {"reward": 1.0}, "messages": hello},
+        ],
+    }
+    tau_file = read_tau_file(write_json(tmp_path / "sims.json", data))
+    assert [(r.task_id, r.reward, r.gold_actions) for r in tau_file.records] == [("t1", None, ()), ("t9", 1.0, ())]
+    warnings = "\n".join(tau_file.warnings)
+    for expected in [
+        "sims.json: tasks[0]: no 'id'",
+        "simulation 0: not an object; skipped",
+        "simulation 1: no 'task_id'; skipped",
+        "simulation 2: no 'reward_info.reward'",
+        "simulation 3: task 't9' not among 'tasks'",
+    ]:
+        assert expected in warnings
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param({"entries": []}, "expected a tau-bench trajectory list", id="neither-format"),
+        pytest.param({"info": {"environment_info": {"domain_name": "telecom"}}, "simulations": []},
+                     "domain 'telecom' has no contract", id="domain-without-contract"),
+    ],
+)
+def test_unusable_files_are_clear_errors(tmp_path, content, message):
+    with pytest.raises(ValueError, match=message):
+        tau_bench(write_json(tmp_path / "f.json", content))
+
+
+def test_no_files_is_an_error():
+    with pytest.raises(ValueError, match="no files given"):
+        tau_bench([])
