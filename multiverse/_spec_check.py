@@ -20,9 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from multiverse._yaml import Located, Problem, SpecError, load_located
+from multiverse._yaml import Located, Problem
 
 IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
 """Role, principle, action and contract-role ids: lower snake case."""
@@ -178,50 +176,3 @@ class FieldReader:
         first = self.line(first_field)
         where = f" (first at line {first})" if first is not None else ""
         self.problem(field, f"duplicate {what} '{value}'{where}")
-
-
-def read_located(path: str | Path) -> Located:
-    """Load a YAML file like :func:`multiverse._yaml.load_located`, naming duplicate keys' fields.
-
-    A duplicate mapping key is a YAML error whose problem has no field; this
-    re-reads the node tree to name the duplicated key's dotted path, so the
-    author sees ``roles.billing_specialist: duplicate key`` rather than a bare
-    line.
-
-    Raises
-    ------
-    SpecError
-        With one problem when the file is unreadable, empty, not YAML, or has a
-        duplicate key.
-    """
-    try:
-        return load_located(path)
-    except SpecError as exc:
-        if len(exc.problems) == 1 and "duplicate key" in exc.problems[0].message:
-            located = _locate_duplicate_key(Path(path), str(path))
-            if located is not None:
-                raise SpecError([located]) from None
-        raise
-
-
-def _locate_duplicate_key(path: Path, shown: str) -> Problem | None:
-    try:
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None
-    stack: list[tuple[yaml.Node, str]] = [(root, "")]
-    while stack:
-        node, prefix = stack.pop()
-        if isinstance(node, yaml.MappingNode):
-            first_line: dict[Any, int] = {}
-            for key_node, value_node in node.value:
-                key = key_node.value
-                field = join(prefix, key)
-                line = key_node.start_mark.line + 1
-                if key in first_line:
-                    return Problem(shown, line, field, f"duplicate key '{key}' (first at line {first_line[key]})")
-                first_line[key] = line
-                stack.append((value_node, field))
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend((item, join(prefix, i)) for i, item in enumerate(node.value))
-    return None

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from multiverse._schema import MODES, ROLE_PRINCIPLES, STRATEGIES, parse_cell_id
-from multiverse._spec_check import IDENTIFIER, SEED_ID, FieldReader, describe, join, read_located, suggest
+from multiverse._spec_check import IDENTIFIER, SEED_ID, FieldReader, describe, join, suggest
 from multiverse._spec_types import (
     LEVELS,
     MODALITIES,
@@ -25,7 +25,7 @@ from multiverse._spec_types import (
     Role,
     Scenario,
 )
-from multiverse._yaml import SpecError
+from multiverse._yaml import SpecError, load_located
 
 SPECS_ENV = "MULTIVERSE_SPECS"
 """Environment variable naming the specs folder (the one holding ``roles/``)."""
@@ -390,7 +390,7 @@ def _resolve_contract(reader: FieldReader, name: str, specs_dir: str | Path | No
         return None
     reader.reads.append(path)
     try:
-        sub = FieldReader(read_located(path))
+        sub = FieldReader(load_located(path))
     except SpecError as exc:
         reader.problem("contract", f"contract '{name}' is invalid: {exc.problems[0]}")
         return None

@@ -65,18 +65,31 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's C loader when PyYAML was built with it (about ten times faster), else the pure one."""
 
 
+class _DuplicateKey(Exception):
+    """A mapping key met twice: its dotted field, its line and the line of its first use."""
+
+    def __init__(self, key: Any, field: str, line: int, first: int):
+        super().__init__(field)
+        self.key, self.field, self.line, self.first = key, field, line, first
+
+
 def _to_python(node: yaml.Node, prefix: str, lines: dict[str, int], construct: Any) -> Any:
     lines.setdefault(prefix, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             key = construct(key_node)
-            field = f"{prefix}.{key}" if prefix else str(key)
-            lines[field] = key_node.start_mark.line + 1
-            if key in out:
+            try:
+                hash(key)
+            except TypeError:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
+                    "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark
+                ) from None
+            field = f"{prefix}.{key}" if prefix else str(key)
+            line = key_node.start_mark.line + 1
+            if key in out:
+                raise _DuplicateKey(key, field, line, lines[field])
+            lines[field] = line
             out[key] = _to_python(value_node, field, lines, construct)
         return out
     if isinstance(node, yaml.SequenceNode):
@@ -93,7 +106,9 @@ def load_located(path: str | Path) -> Located:
     Raises
     ------
     SpecError
-        With one :class:`Problem` when the file is unreadable, empty, or not YAML.
+        With one :class:`Problem` when the file is unreadable, empty, or not YAML,
+        or has a duplicate mapping key (the problem then names the key's dotted
+        field, ``roles.triage``, and the line of its first use).
     """
     path_str = str(path)
     try:
@@ -118,4 +133,7 @@ def parse_located(text: str, path: str = "<string>") -> Located:
         raise SpecError([Problem(path, line, "", f"invalid YAML: {exc.problem or exc.context}")]) from None
     except yaml.YAMLError as exc:
         raise SpecError([Problem(path, None, "", f"invalid YAML: {exc}")]) from None
+    except _DuplicateKey as dup:
+        message = f"duplicate key '{dup.key}' (first at line {dup.first})"
+        raise SpecError([Problem(path, dup.line, dup.field, message)]) from None
     return Located(data=data, lines=lines, path=path)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from multiverse._spec_check import FieldReader, read_located, suggest
+from multiverse._spec_check import FieldReader, suggest
 from multiverse._spec_parse import SPECS_ENV, find_specs_dir, parse_contract_file, parse_role
 from multiverse._spec_types import (
     LEVELS,
@@ -37,7 +37,7 @@ from multiverse._spec_types import (
     Role,
     Scenario,
 )
-from multiverse._yaml import Problem, SpecError
+from multiverse._yaml import Problem, SpecError, load_located
 
 __all__ = [
     "LEVELS",
@@ -95,7 +95,7 @@ def _load(kind: str, path: Path, parse: Callable[..., Any], **options: Any) -> A
     if hit is not None and hit[0] and hit[0] == _signature([Path(p) for p, _, _ in hit[0]]):
         return hit[1]
     signature = _signature([path])
-    reader = FieldReader(read_located(path))
+    reader = FieldReader(load_located(path))
     value = parse(reader, **options)
     if reader.problems:
         raise SpecError(reader.problems)
@@ -215,7 +215,7 @@ def validate_path(
 
 def _validate_file(path: Path, experiment_validator: Callable[[Path], list[Problem]] | None) -> list[Problem]:
     try:
-        located = read_located(path)
+        located = load_located(path)
     except SpecError as exc:
         return exc.problems
     kind = spec_kind(located.data)
