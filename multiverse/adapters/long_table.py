@@ -20,6 +20,7 @@ import pandas as pd
 import xarray as xr
 
 from multiverse import _schema as S
+from multiverse.adapters._items import item_labels
 from multiverse.cube import new_cube
 
 DEFAULT_PRINCIPLE = "overall"
@@ -106,12 +107,7 @@ def long_table(
         first, second = np.flatnonzero(repeated.to_numpy())[:2]
         raise ValueError(f"{where}rows {first + 1} and {second + 1} judge the same cell ({', '.join(keys)})")
 
-    item_ids = sorted(rows["item"].unique())
-    if all(_is_int(v) for v in item_ids):
-        item_ids = sorted(item_ids, key=int)
-        item_at = {v: int(v) for v in item_ids}
-    else:
-        item_at = {v: i for i, v in enumerate(item_ids)}
+    item_ids, items = item_labels(rows["item"])
     systems = sorted(rows["system"].unique())
     judges = sorted(rows["judge"].unique())
     principles = sorted(rows["principle"].unique())
@@ -122,12 +118,12 @@ def long_table(
         user_sim=[IMPORTED],
         condition=[IMPORTED],
         replicate=replicates,
-        item=[item_at[v] for v in item_ids],
+        item=items,
         turn=int(rows["turn"].max()),
         principle=principles,
         judge=judges,
         role_principles={role: principles},
-        coords={"item_id": ("item", [str(v) for v in item_ids])},
+        coords={"item_id": ("item", item_ids)},
         attrs={"source": "long table"},
     )
     positions = {
@@ -171,10 +167,6 @@ def _as_label(value: Hashable) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def _is_int(value: str) -> bool:
-    return value.lstrip("-").isdigit()
 
 
 def _integers(table: pd.DataFrame, column: str, where: str, *, minimum: int) -> pd.Series:
