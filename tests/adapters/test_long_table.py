@@ -65,6 +65,10 @@ def test_turns_principles_replicates(tmp_path):
         pytest.param(lambda t: t.assign(model=["m1", None, "m1", "m1", "m2"]), {}, r"row 2: column 'model' is empty", id="empty-label"),
         pytest.param(lambda t: t.assign(turn=[1, 0, 1, 1, 1]), {"turn": "turn"}, r"row 2: column 'turn' holds 0", id="turn-zero"),
         pytest.param(lambda t: t.assign(annotator="ann_a"), {}, r"rows 1 and 2 judge the same cell", id="duplicate"),
+        pytest.param(lambda t: t.assign(severity=[0, 2, 1.5, 1, 0]), {}, r"row 3: column 'severity' holds 1\.5", id="fractional-score"),
+        pytest.param(lambda t: t.assign(rep=[0, 0, -1, 0, 0]), {"replicate": "rep"}, r"row 3: column 'rep' holds -1; expected an integer >= 0",
+                     id="negative-replicate"),
+        pytest.param(lambda t: t.assign(turn=[1, "two", 1, 1, 1]), {"turn": "turn"}, r"row 2: column 'turn' holds 'two'", id="text-turn"),
     ],
 )
 def test_errors_name_the_column_and_row(edit, options, message):
@@ -75,6 +79,15 @@ def test_errors_name_the_column_and_row(edit, options, message):
 def test_unknown_file_type(tmp_path):
     with pytest.raises(ValueError, match=r"judgments\.xlsx: unknown table format"):
         long_table(tmp_path / "judgments.xlsx", **COLUMNS)
+
+
+def test_unreadable_file_names_the_file(tmp_path):
+    with pytest.raises(ValueError, match=r"absent\.csv: cannot read the table"):
+        long_table(tmp_path / "absent.csv", **COLUMNS)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n")
+    with pytest.raises(ValueError, match=r"broken\.jsonl: cannot read the table"):
+        long_table(broken, **COLUMNS)
 
 
 @settings(max_examples=15, deadline=None)
