@@ -89,6 +89,21 @@ def test_unknown_keys_are_errors_naming_the_key_path(block, field):
         pytest.param({"judges": {"j": {"leniency": "high"}}}, "sim.judges.j.leniency", id="string-probability"),
         pytest.param({"seed": -1}, "sim.seed", id="negative-seed"),
         pytest.param({"targets": ["a"]}, "sim.targets", id="list-instead-of-mapping"),
+        pytest.param(
+            {"targets": {"a": {"cells": {"information_seeking/sociality/p": 0.5}}}},
+            "sim.targets.a.cells.information_seeking/sociality/p",
+            id="unknown-strategy",
+        ),
+        pytest.param({"targets": {"a": {"breach": {1: 0.5}}}}, "sim.targets.a.breach.1", id="non-string-key"),
+        pytest.param({"targets": {"a/b": {}}}, "sim.targets.a/b", id="slash-in-entry-name"),
+        pytest.param({"targets": {"a": {"latency_ms": True}}}, "sim.targets.a.latency_ms", id="bool-latency"),
+        pytest.param({"users": {"u": {"pressure": "2"}}}, "sim.users.u.pressure", id="string-pressure"),
+        pytest.param({"users": {"u": {"steer_success": -0.1}}}, "sim.users.u.steer_success", id="negative-steer"),
+        pytest.param({"monitor": {"reject_rate": 1.0}}, "sim.monitor.reject_rate", id="always-rejecting"),
+        pytest.param({"monitor": {"tag_accuracy": 1.1}}, "sim.monitor.tag_accuracy", id="accuracy-above-one"),
+        pytest.param({"planner": {"free_form_skew": -1}}, "sim.planner.free_form_skew", id="negative-skew"),
+        pytest.param({"seed": True}, "sim.seed", id="bool-seed"),
+        pytest.param({"monitor": 1}, "sim.monitor", id="scalar-instead-of-mapping"),
     ],
 )
 def test_bad_values_are_errors_naming_the_key_path(block, field):
