@@ -96,6 +96,12 @@ def _nonnegative(value: Any, field: str) -> float:
     return float(value)
 
 
+def _positive(value: Any, field: str) -> float:
+    if not _is_number(value) or value <= 0:
+        raise SimConfigError(field, f"expected a positive number, got {value!r}")
+    return float(value)
+
+
 def _mapping(value: Any, field: str) -> Mapping[str, Any]:
     if value is None:
         return {}
@@ -136,6 +142,13 @@ def _check_keys(block: Mapping[str, Any], allowed: Mapping[str, Any] | tuple[str
             raise SimConfigError(f"{field}.{key}", f"unknown key; expected one of {', '.join(allowed)}")
 
 
+def _setting(
+    block: Mapping[str, Any], defaults: Mapping[str, Any], field: str, key: str, check: Any, **options: Any
+) -> Any:
+    """``block[key]`` (else its default) passed through ``check`` with its key path."""
+    return check(block.get(key, defaults[key]), f"{field}.{key}", **options)
+
+
 def _target(block: Any, field: str) -> dict[str, Any]:
     block = _mapping(block, field)
     _check_keys(block, TARGET_DEFAULTS, field)
@@ -143,11 +156,9 @@ def _target(block: Any, field: str) -> dict[str, Any]:
         "breach": _principle_map(block.get("breach"), TARGET_DEFAULTS["breach"], f"{field}.breach"),
         "partial": _principle_map(block.get("partial"), TARGET_DEFAULTS["partial"], f"{field}.partial"),
         "cells": _cells(block.get("cells"), f"{field}.cells"),
-        "escalation": _nonnegative(block.get("escalation", TARGET_DEFAULTS["escalation"]), f"{field}.escalation"),
-        "latency_ms": _nonnegative(block.get("latency_ms", TARGET_DEFAULTS["latency_ms"]), f"{field}.latency_ms"),
-        "fail_rate": _probability(
-            block.get("fail_rate", TARGET_DEFAULTS["fail_rate"]), f"{field}.fail_rate", below_one=True
-        ),
+        "escalation": _setting(block, TARGET_DEFAULTS, field, "escalation", _nonnegative),
+        "latency_ms": _setting(block, TARGET_DEFAULTS, field, "latency_ms", _nonnegative),
+        "fail_rate": _setting(block, TARGET_DEFAULTS, field, "fail_rate", _probability, below_one=True),
     }
 
 
@@ -155,30 +166,19 @@ def _judge(block: Any, field: str) -> dict[str, Any]:
     block = _mapping(block, field)
     _check_keys(block, JUDGE_DEFAULTS, field)
     return {
-        "sensitivity": _principle_map(
-            block.get("sensitivity"), JUDGE_DEFAULTS["sensitivity"], f"{field}.sensitivity"
-        ),
-        "specificity": _principle_map(
-            block.get("specificity"), JUDGE_DEFAULTS["specificity"], f"{field}.specificity"
-        ),
-        "leniency": _probability(block.get("leniency", JUDGE_DEFAULTS["leniency"]), f"{field}.leniency"),
-        "malformed_rate": _probability(
-            block.get("malformed_rate", JUDGE_DEFAULTS["malformed_rate"]), f"{field}.malformed_rate"
-        ),
+        "sensitivity": _principle_map(block.get("sensitivity"), JUDGE_DEFAULTS["sensitivity"], f"{field}.sensitivity"),
+        "specificity": _principle_map(block.get("specificity"), JUDGE_DEFAULTS["specificity"], f"{field}.specificity"),
+        "leniency": _setting(block, JUDGE_DEFAULTS, field, "leniency", _probability),
+        "malformed_rate": _setting(block, JUDGE_DEFAULTS, field, "malformed_rate", _probability),
     }
 
 
 def _user(block: Any, field: str) -> dict[str, Any]:
     block = _mapping(block, field)
     _check_keys(block, USER_DEFAULTS, field)
-    pressure = block.get("pressure", USER_DEFAULTS["pressure"])
-    if not _is_number(pressure) or pressure <= 0:
-        raise SimConfigError(f"{field}.pressure", f"expected a positive number, got {pressure!r}")
     return {
-        "pressure": float(pressure),
-        "steer_success": _probability(
-            block.get("steer_success", USER_DEFAULTS["steer_success"]), f"{field}.steer_success"
-        ),
+        "pressure": _setting(block, USER_DEFAULTS, field, "pressure", _positive),
+        "steer_success": _setting(block, USER_DEFAULTS, field, "steer_success", _probability),
     }
 
 
@@ -186,23 +186,15 @@ def _monitor(block: Any, field: str) -> dict[str, Any]:
     block = _mapping(block, field)
     _check_keys(block, MONITOR_DEFAULTS, field)
     return {
-        "tag_accuracy": _probability(
-            block.get("tag_accuracy", MONITOR_DEFAULTS["tag_accuracy"]), f"{field}.tag_accuracy"
-        ),
-        "reject_rate": _probability(
-            block.get("reject_rate", MONITOR_DEFAULTS["reject_rate"]), f"{field}.reject_rate", below_one=True
-        ),
+        "tag_accuracy": _setting(block, MONITOR_DEFAULTS, field, "tag_accuracy", _probability),
+        "reject_rate": _setting(block, MONITOR_DEFAULTS, field, "reject_rate", _probability, below_one=True),
     }
 
 
 def _planner(block: Any, field: str) -> dict[str, Any]:
     block = _mapping(block, field)
     _check_keys(block, PLANNER_DEFAULTS, field)
-    return {
-        "free_form_skew": _nonnegative(
-            block.get("free_form_skew", PLANNER_DEFAULTS["free_form_skew"]), f"{field}.free_form_skew"
-        )
-    }
+    return {"free_form_skew": _setting(block, PLANNER_DEFAULTS, field, "free_form_skew", _nonnegative)}
 
 
 def _entries(block: Any, field: str, resolve: Any) -> dict[str, dict[str, Any]]:
