@@ -133,3 +133,40 @@ def test_real_judgments_against_reward(mirror):
     assert agree == 20, "the file's own agree_count"
     table = tau2_judgment_table(files)
     assert "file" not in table.columns and "judge_prompt" not in table.columns
+
+
+def test_disagreeing_rewards_make_the_reference_missing(tmp_path):
+    files = [
+        write_json(tmp_path / "p.json", {"entries": [_entry("a", "pass", prompt="p"), _entry("b", "pass", prompt="p")]}),
+        write_json(tmp_path / "q.json", {"entries": [_entry("a", "pass", prompt="q", reward=0.0),
+                                                     _entry("b", "pass", prompt="q", judge_prompt_name="")]}),
+    ]
+    cube = tau2_judgments(files)
+    reward = cube["severity"].sel(judge="reward").squeeze(["system", "role", "user_sim", "condition", "replicate", "turn", "principle"])
+    assert reward.values.tolist() == [-1, 0]
+    assert int(cube["missing_count"].sel(judge="reward", missing_reason="not_recorded")) == 1
+    warnings = json.loads(cube.attrs["warnings"])
+    assert "q.json: entries[1]: no 'judge_prompt_name'; skipped" in warnings
+    assert any("task a: entries disagree on tau2_reward" in w for w in warnings)
+
+
+@pytest.mark.parametrize(
+    ("entries", "message"),
+    [
+        pytest.param([], "no readable entries", id="no-entries"),
+        pytest.param(["garbage"], "no readable entries", id="no-readable-entry"),
+        pytest.param([_entry("a", "pass", prompt="reward")], "a judge prompt is named 'reward'", id="judge-named-reward"),
+        pytest.param([_entry("a", "pass", prompt="p"), _entry("a", "fail", prompt="p")],
+                     "judge 'p' rated task 'a' of 'vendor-retail-batch' twice", id="duplicate"),
+    ],
+)
+def test_unusable_entries_are_clear_errors(tmp_path, entries, message):
+    with pytest.raises(ValueError, match=message):
+        tau2_judgments(write_json(tmp_path / "s.json", {"entries": entries}))
+
+
+def test_file_that_is_not_json_is_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops")
+    with pytest.raises(ValueError, match="bad.json: not a readable JSON file"):
+        tau2_judgment_table(bad)
