@@ -305,9 +305,9 @@ def _flatten_dicts(transcripts: list[list], group_of_case: np.ndarray, groups: _
     except OverflowError:
         return None
 
-    actions = list(map(get, events, repeat("observed_actions"), repeat(())))
+    actions = list(map(get, events, repeat("observed_actions")))
     action_kinds = set(map(type, actions))
-    if action_kinds - {list, tuple, type(None)}:
+    if action_kinds - {list, type(None)}:  # anything else is a malformed event: walked
         return None
     if type(None) in action_kinds:
         actions = [a or () for a in actions]

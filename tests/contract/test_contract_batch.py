@@ -55,6 +55,13 @@ def test_dict_batch_matches_evaluate_case_on_every_named_case():
         np.testing.assert_equal(ds["first_violation_turn"].values[k], expected_turn)
 
 
+@pytest.mark.parametrize("actions", [("refund_order",), ()], ids=["tuple", "empty-tuple"])
+def test_tuple_of_actions_is_malformed_in_a_batch_too(actions):
+    case = case_of([{"turn": 1, "actor": "assistant", "observed_actions": actions}])
+    assert evaluate_case(case)["fixture_errors"][0]["code"] == "malformed_event"
+    assert_matches_reference(evaluate_batch([case]), [case])
+
+
 def test_dataset_layout():
     ds = evaluate_batch(_named_cases())
     assert dict(ds.sizes) == {"case": 4, "event": 8}
