@@ -4,9 +4,8 @@ Prints one ``path:line: field: message`` line per problem on stdout and exits 0
 when every file is valid, 2 otherwise.  A file's kind comes from its content;
 experiment files are checked by :func:`multiverse.run.validate_experiment`
 (:func:`multiverse.experiment.validate_file` plus the ``sim:`` block and judge
-names), or by :func:`multiverse.experiment.validate_file` alone when the run
-layer is not installed.  Nothing a file contains can make the command print a traceback: an unexpected
-error while checking one file is reported as a problem of that file.
+names).  Nothing a file contains can make the command print a traceback: an
+unexpected error while checking one file is reported as a problem of that file.
 """
 
 from __future__ import annotations
@@ -23,14 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _validate_experiment(path: Path) -> list[Problem]:
-    """Check one experiment file, importing the experiment layers only when one is met."""
-    try:
-        from multiverse.run import validate_experiment
-    except ImportError:
-        try:
-            from multiverse.experiment import validate_file as validate_experiment
-        except ImportError as exc:
-            return [Problem(str(path), None, "", f"experiment files cannot be checked: {exc}")]
+    """Check one experiment file, importing the run layer (seconds) only when one is met."""
+    from multiverse.run import validate_experiment
+
     return validate_experiment(path)
 
 

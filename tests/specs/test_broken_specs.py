@@ -155,15 +155,6 @@ def test_subprocess_reports_without_traceback(tmp_path):
 
 # --- experiments -----------------------------------------------------------------------
 
-try:
-    import multiverse.experiment  # noqa: F401
-
-    HAVE_EXPERIMENTS = True
-except ImportError:
-    HAVE_EXPERIMENTS = False
-
-needs_experiments = pytest.mark.skipif(not HAVE_EXPERIMENTS, reason="multiverse.experiment (experiment-file validation) is not installed")
-
 EXPERIMENT_CASES = [
     pytest.param(EXPERIMENT.replace("replicates: 1", "replicats: 1"), "replicats", id="experiment-unknown-key"),
     pytest.param(EXPERIMENT.replace("roles: [tutor]", "roles: [tuttor]"), "roles", id="experiment-unknown-role"),
@@ -172,7 +163,6 @@ EXPERIMENT_CASES = [
 ]
 
 
-@needs_experiments
 @pytest.mark.parametrize(("text", "field_part"), EXPERIMENT_CASES)
 def test_broken_experiment_fails_with_one_located_line(tmp_path, capsys, text, field_part):
     path = tmp_path / "experiment.yaml"
@@ -188,7 +178,6 @@ def test_broken_experiment_fails_with_one_located_line(tmp_path, capsys, text, f
     assert "Traceback" not in out + err
 
 
-@needs_experiments
 def test_valid_experiment_passes(tmp_path, capsys):
     path = tmp_path / "experiment.yaml"
     path.write_text(EXPERIMENT)
