@@ -327,6 +327,17 @@ class _Reader:
             return None
         return ModelSpec(model, api_base=api_base, params=params, template=tmpl)
 
+    def optional(self, parent: Mapping[str, Any], key: str, read: Callable[[Any, str], Any]) -> Any:
+        """``read(parent[key], key)``, or ``None`` when the key is absent or null."""
+        value = parent.get(key)
+        return None if value is None else read(value, key)
+
+    def each(self, parent: Mapping[str, Any], key: str, field: str, read: Callable[[Any, str], Any]) -> dict[str, Any]:
+        """label -> ``read(value, field.label)`` over the labelled mapping ``parent[key]`` ({} when absent)."""
+        if key not in parent:
+            return {}
+        return {label: read(value, f"{field}.{label}") for label, value in self.labelled(parent[key], field).items()}
+
 
 def _join(field: str, key: Any) -> str:
     return f"{field}.{key}" if field else str(key)
@@ -461,26 +472,15 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
             reader.add(required, "required key is missing")
     name = reader.string(top.get("name"), "name") if "name" in top else None
     roles = reader.names(top.get("roles"), "roles") if "roles" in top else None
-    systems = {
-        label: reader.model(v, f"systems.{label}", template=False)
-        for label, v in reader.labelled(top.get("systems"), "systems").items()
-    } if "systems" in top else {}
+    systems = reader.each(top, "systems", "systems", lambda v, f: reader.model(v, f, template=False))
     dims = reader.mapping(top.get("dims"), "dims", allowed=DIM_KEYS) if "dims" in top else {}
-    for required in ("user_sim", "judge", "condition"):
-        if "dims" in top and isinstance(top["dims"], Mapping) and required not in dims:
-            reader.add(f"dims.{required}", "required key is missing")
-    user_sims = {
-        label: reader.model(v, f"dims.user_sim.{label}", template=True)
-        for label, v in reader.labelled(dims.get("user_sim"), "dims.user_sim").items()
-    } if "user_sim" in dims else {}
-    judges = {
-        label: _judge(reader, v, f"dims.judge.{label}")
-        for label, v in reader.labelled(dims.get("judge"), "dims.judge").items()
-    } if "judge" in dims else {}
-    conditions = {
-        label: _condition(reader, v, f"dims.condition.{label}")
-        for label, v in reader.labelled(dims.get("condition"), "dims.condition").items()
-    } if "condition" in dims else {}
+    if isinstance(top.get("dims"), Mapping):
+        for required in ("user_sim", "judge", "condition"):
+            if required not in dims:
+                reader.add(f"dims.{required}", "required key is missing")
+    user_sims = reader.each(dims, "user_sim", "dims.user_sim", lambda v, f: reader.model(v, f, template=True))
+    judges = reader.each(dims, "judge", "dims.judge", lambda v, f: _judge(reader, v, f))
+    conditions = reader.each(dims, "condition", "dims.condition", lambda v, f: _condition(reader, v, f))
     for label, spec in judges.items():
         if spec is not None and spec.kind == "panel":
             for i, member in enumerate(spec.members):
@@ -504,7 +504,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
                     reader.add(f"dims.{kind}.{i}", f"unknown {kind} {value!r} (registered: {', '.join(known)})")
 
     replicates = reader.integer(top.get("replicates", 1), "replicates", minimum=1)
-    items = reader.integer(top["items"], "items", minimum=1) if top.get("items") is not None else None
+    items = reader.optional(top, "items", lambda v, f: reader.integer(v, f, minimum=1))
     budget = None
     if top.get("budget") is not None:
         data = reader.mapping(top["budget"], "budget", allowed=("rounds", "conversations"))
@@ -548,10 +548,10 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         field = f"rate_limits.{pattern}"
         limit = reader.mapping(limit, field, allowed=("rpm", "tpm"))
         rate_limits[pattern] = {key: reader.number(value, f"{field}.{key}") for key, value in limit.items()}
-    max_calls = reader.integer(top["max_calls"], "max_calls") if top.get("max_calls") is not None else None
-    max_cost = reader.number(top["max_cost_usd"], "max_cost_usd") if top.get("max_cost_usd") is not None else None
-    cache = reader.string(top["cache"], "cache") if top.get("cache") is not None else None
-    specs = reader.string(top["specs"], "specs") if top.get("specs") is not None else None
+    max_calls = reader.optional(top, "max_calls", reader.integer)
+    max_cost = reader.optional(top, "max_cost_usd", reader.number)
+    cache = reader.optional(top, "cache", reader.string)
+    specs = reader.optional(top, "specs", reader.string)
     description = top.get("description", "")
     if not isinstance(description, str):
         reader.add("description", f"expected a string, got {_kind(description)}")
