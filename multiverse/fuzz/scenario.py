@@ -18,7 +18,7 @@ the cube read; its keys are fixed by the cross-module interface.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -168,27 +168,28 @@ class Scenario:
         except (TypeError, ValueError):
             raise ScenarioError(f"{where}: intensity: expected a number, got {intensity!r}") from None
         workflow = data.get("workflow") or ()
-        if isinstance(workflow, str) or not all(isinstance(step, str) for step in workflow):
+        if isinstance(workflow, str) or not isinstance(workflow, Iterable) or not all(
+            isinstance(step, str) for step in workflow
+        ):
             raise ScenarioError(f"{where}: workflow: expected a list of text steps")
+        fields = {
+            "id": text("id"),
+            "user": text("user", ""),
+            "persona": text("persona", ""),
+            "situation": text("situation", ""),
+            "goal": text("goal", ""),
+            "home_mode": text("home_mode", mode),
+            "home_strategy": text("home_strategy", strategy),
+            "home_principle": text("home_principle", principle),
+            "frame": text("frame", ""),
+            "origin": text("origin", "seed"),
+            "parent": text("parent", ""),
+            "pressure": text("pressure", ""),
+        }
         try:
             return cls(
-                id=text("id"),
-                user=text("user", ""),
-                persona=text("persona", ""),
-                situation=text("situation", ""),
-                goal=text("goal", ""),
-                mode=mode,
-                strategy=strategy,
-                principle=principle,
-                home_mode=text("home_mode", mode),
-                home_strategy=text("home_strategy", strategy),
-                home_principle=text("home_principle", principle),
-                intensity=intensity,
-                frame=text("frame", ""),
-                origin=text("origin", "seed"),
-                parent=text("parent", ""),
-                pressure=text("pressure", ""),
-                workflow=tuple(workflow),
+                mode=mode, strategy=strategy, principle=principle, intensity=intensity, workflow=tuple(workflow),
+                **fields,
             )
         except ScenarioError as exc:
             raise ScenarioError(f"{where}: {exc}") from None

@@ -36,13 +36,19 @@ def test_mapping_keeps_the_interface_keys():
         pytest.param({"origin": "random"}, "origin: expected one of", id="unknown-origin"),
         pytest.param({"intensity": "high"}, "intensity: expected a number", id="non-numeric-intensity"),
         pytest.param({"intensity": -1}, "intensity: expected a positive number", id="negative-intensity"),
+        pytest.param({"intensity": float("nan")}, "intensity: expected a positive number", id="nan-intensity"),
         pytest.param({"goal": 3}, "goal: expected text", id="goal-not-text"),
+        pytest.param({"id": None}, "id: missing", id="missing-id"),
+        pytest.param({"workflow": "open the page"}, "workflow: expected a list", id="workflow-as-text"),
+        pytest.param({"workflow": 3}, "workflow: expected a list", id="workflow-not-a-list"),
+        pytest.param({"workflow": ["open", 2]}, "workflow: expected a list", id="workflow-step-not-text"),
     ],
 )
 def test_bad_mapping_names_the_field(change, message):
     mapping = {**Scenario.from_seed(SEED, user="plain").to_dict(), **change}
-    with pytest.raises(ScenarioError, match=message):
+    with pytest.raises(ScenarioError, match=message) as caught:
         Scenario.from_mapping(mapping, where="planner cell c-1")
+    assert str(caught.value).count("planner cell c-1") == 1
 
 
 def test_missing_target_is_named():
