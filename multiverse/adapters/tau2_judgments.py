@@ -183,7 +183,8 @@ def tau2_judgments(
     Raises
     ------
     ValueError
-        If two entries give the same judge's verdict on the same conversation.
+        If no entry is readable, a judge prompt is named ``reward``, or two entries
+        give the same judge's verdict on the same conversation.
     """
     table = tau2_judgment_table(paths)
     if table.empty:
@@ -204,6 +205,12 @@ def tau2_judgments(
     if role is None:
         domains = {d for label in systems for d in _KNOWN_DOMAINS if d in re.split(r"[^a-z0-9]+", label.lower())}
         role = f"tau_{domains.pop()}" if len(domains) == 1 else "tau2"
+    rewards = table.groupby(["label", "task_id"])["tau2_reward"].agg(lambda r: r.dropna().unique().tolist())
+    warnings = table.attrs["warnings"] + [
+        f"task {task_id}: entries disagree on tau2_reward {values}; missing"
+        for (_, task_id), values in rewards.items()
+        if len(values) > 1
+    ]
     cube = new_cube(
         system=systems,
         role=[role],
@@ -219,11 +226,13 @@ def tau2_judgments(
             "task_id": ("item", task_ids),
             "judge_model": ("judge", [models.get(j, "deterministic") for j in judges]),
         },
-        attrs={"source": "tau2-bench judge summaries", "warnings": table.attrs["warnings"]},
+        attrs={"source": "tau2-bench judge summaries", "warnings": warnings},
     )
     cube["simulation_id"] = xr.full_like(cube["transcript_id"], "")
     severity = cube["severity"].values
     missing = cube["missing_count"].values
+    simulation_id = cube["simulation_id"].values
+    ended = cube["ended"].values
     sys_at = {s: i for i, s in enumerate(systems)}
     item_at = {t: i for i, t in enumerate(task_ids)}
     judge_at = {j: i for i, j in enumerate(judges)}
@@ -233,14 +242,9 @@ def tau2_judgments(
         severity[s, 0, 0, 0, 0, i, 0, 0, judge_at[row.judge]] = row.severity
         if row.missing_reason:
             missing[judge_at[row.judge], reason_at[row.missing_reason]] += 1
-        cube["simulation_id"].values[s, 0, 0, 0, 0, i] = row.simulation_id
-        cube["ended"].values[s, 0, 0, 0, 0, i] = "completed"
-    rewards = table.groupby(["label", "task_id"])["tau2_reward"].agg(lambda r: r.dropna().unique().tolist())
+        simulation_id[s, 0, 0, 0, 0, i] = row.simulation_id
+        ended[s, 0, 0, 0, 0, i] = "completed"
     for (label, task_id), values in rewards.items():
-        if len(values) > 1:
-            cube.attrs["warnings"] = json.dumps(
-                json.loads(cube.attrs["warnings"]) + [f"task {task_id}: entries disagree on tau2_reward {values}; missing"]
-            )
         if len(values) == 1:
             code = S.FULL_ADHERENCE if values[0] >= SUCCESS_THRESHOLD else S.CLEAR_BREACH
         else:
