@@ -162,3 +162,18 @@ def test_random_cell_targets_are_uniform():
 def test_no_grid_leaves_the_cell_to_the_planner_model():
     slots = planner("no_grid").plan(1, 5)
     assert all(s.kind == "free_form" and s.cell is None for s in slots)
+
+
+def test_bad_schedule_inputs_are_refused():
+    with pytest.raises(ValueError, match="round 2: expected at least one conversation, got 0"):
+        allocate(2, 0, rounds=8, violating=False)
+    with pytest.raises(ValueError, match="search: expected rolefuzzer.*got 'greedy'"):
+        planner("greedy").plan(1, 4)
+
+
+def test_a_role_without_seeds_is_refused():
+    empty = CampaignPlanner(cells=CELLS, seeds=[], search="seed_only", rounds=1, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="no seed scenarios"):
+        empty.plan(1, 2)
+    with pytest.raises(ValueError, match="no seed scenario to ground it in"):
+        ground_seed(CELLS[0], [], np.random.default_rng(0))
