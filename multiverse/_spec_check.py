@@ -171,8 +171,15 @@ class FieldReader:
             out.append(item)
         return out
 
-    def duplicate(self, field: str, what: str, value: str, first_field: str) -> None:
-        """Record a duplicate id, naming the line of its first use."""
-        first = self.line(first_field)
-        where = f" (first at line {first})" if first is not None else ""
-        self.problem(field, f"duplicate {what} '{value}'{where}")
+    def unique(self, value: str | None, field: str, what: str, seen: dict[str, str]) -> str | None:
+        """``value`` if ``seen`` (id -> field of its first use) lacks it, and record it there;
+        else ``None`` and a duplicate problem naming the line of its first use."""
+        if value is None:
+            return None
+        if value in seen:
+            first = self.line(seen[value])
+            where = f" (first at line {first})" if first is not None else ""
+            self.problem(field, f"duplicate {what} '{value}'{where}")
+            return None
+        seen[value] = field
+        return value

@@ -254,12 +254,7 @@ def _parse_principles(reader: FieldReader, value: Any, role_id: str | None) -> l
         if item is None:
             ok = False
             continue
-        pid = reader.identifier(item, field_, "id")
-        if pid is not None and pid in first:
-            reader.duplicate(f"{field_}.id", "principle id", pid, first[pid])
-            pid = None
-        elif pid is not None:
-            first[pid] = f"{field_}.id"
+        pid = reader.unique(reader.identifier(item, field_, "id"), f"{field_}.id", "principle id", first)
         statement = reader.text(item, field_, "statement")
         standard = reader.text(item, field_, "standard")
         criteria = _parse_criteria(reader, item["criteria"], f"{field_}.criteria") if "criteria" in item else None
@@ -329,12 +324,7 @@ def _parse_tools(reader: FieldReader, value: Any) -> list[dict[str, Any]] | None
         if fn is None:
             ok = False
             continue
-        name = reader.identifier(fn, fn_field, "name")
-        if name is not None and name in first:
-            reader.duplicate(f"{fn_field}.name", "tool name", name, first[name])
-            name = None
-        elif name is not None:
-            first[name] = f"{fn_field}.name"
+        name = reader.unique(reader.identifier(fn, fn_field, "name"), f"{fn_field}.name", "tool name", first)
         description = reader.text(fn, fn_field, "description")
         params = fn.get("parameters")
         if "parameters" in fn and (not isinstance(params, dict) or params.get("type") != "object"):
@@ -424,12 +414,7 @@ def _parse_seeds(reader: FieldReader, value: Any, principle_ids: tuple[str, ...]
         if item is None:
             ok = False
             continue
-        sid = reader.identifier(item, field_, "id", pattern=SEED_ID)
-        if sid is not None and sid in first:
-            reader.duplicate(f"{field_}.id", "seed id", sid, first[sid])
-            sid = None
-        elif sid is not None:
-            first[sid] = f"{field_}.id"
+        sid = reader.unique(reader.identifier(item, field_, "id", pattern=SEED_ID), f"{field_}.id", "seed id", first)
         prose = {key: reader.text(item, field_, key) for key in ("persona", "situation", "goal", "pressure", "frame")}
         cell = _parse_cell(reader, item, field_, principle_ids)
         workflow = _parse_workflow(reader, item, field_)
