@@ -134,3 +134,46 @@ def test_real_annotations_match_the_leaderboard(mirror):
     assert set(boards["baseline"].values.tolist()) == {"gpt4_turbo", "gpt4_1106_preview"}
     with pytest.raises(NotRowComparable, match="text_davinci_003"):
         alpaca_eval([results / judges[0] / "annotations.json", results / "alpaca_eval_gpt4/annotations.json"])
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param("{oops", "not a readable JSON file", id="not-json"),
+        pytest.param(json.dumps({"instruction": "x"}), "expected a JSON list of annotations", id="not-a-list"),
+        pytest.param(json.dumps([{"instruction": "x", "generator_1": "b", "preference": 2.0}]), "no row names 'generator_2'",
+                     id="no-system"),
+        pytest.param(json.dumps([{"instruction": "x", "generator_1": "b", "generator_2": "s", "annotator": a}
+                                 for a in ("j1", "j2")]), r"several 'annotator' values \(j1, j2\)", id="two-judges"),
+    ],
+)
+def test_unusable_annotation_files_are_errors(tmp_path, content, message):
+    path = tmp_path / "judge" / "annotations.json"
+    path.parent.mkdir()
+    path.write_text(content)
+    with pytest.raises(ValueError, match=message):
+        alpaca_eval(path)
+
+
+def test_annotator_defaults_to_the_folder_name(tmp_path):
+    path = write_json(tmp_path / "judge_z" / "annotations.json",
+                      [{"instruction": "x", "generator_1": "b", "generator_2": "s", "preference": 2.0}])
+    assert alpaca_eval(path)["judge"].values.tolist() == ["judge_z"]
+
+
+def test_no_files_is_an_error():
+    with pytest.raises(ValueError, match="no files given"):
+        alpaca_eval([])
+    with pytest.raises(ValueError, match="no files given"):
+        alpaca_leaderboards([])
+
+
+def test_leaderboard_repeats_are_errors(tmp_path):
+    twice = _leaderboard(tmp_path, "judge_a", [["x", 30.0, 1.5], ["x", 31.0, 1.5]])
+    with pytest.raises(ValueError, match="system 'x' appears twice"):
+        alpaca_leaderboards(twice)
+    once = _leaderboard(tmp_path, "judge_b", [["x", 30.0, 1.5]])
+    (tmp_path / "copy").mkdir()
+    again = _leaderboard(tmp_path / "copy", "judge_b", [["y", 30.0, 1.5]])
+    with pytest.raises(ValueError, match="judge 'judge_b' was already read"):
+        alpaca_leaderboards([once, again])
