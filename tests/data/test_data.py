@@ -107,6 +107,34 @@ def test_missing_mirror_file_is_an_error(small_world):
         _fetch(mirror=mirror, dest=dest)
 
 
+def test_corrupted_download_is_refused_and_not_kept(small_world):
+    mirror, dest = small_world
+    (mirror / "set/a.json").write_bytes(b'{"a": 3}\n')
+    with pytest.raises(data.IntegrityError, match=r"set/a\.json: sha256 .* from file:.* not kept"):
+        _fetch(dest=dest)
+    assert not (dest / "set/a.json").exists()
+
+
+def test_absent_mirror_folder_and_unknown_names_are_errors(small_world, tmp_path):
+    mirror, dest = small_world
+    with pytest.raises(data.DataError, match="data mirror folder not found"):
+        _fetch(mirror=tmp_path / "nowhere", dest=dest)
+    with pytest.raises(data.DataError, match=r"set/c\.json: not in the data manifest"):
+        _fetch(mirror=mirror, dest=dest, names=["set/a.json", "set/c.json"])
+    assert not dest.exists(), "nothing is fetched before the names are checked"
+
+
+def test_cli_path_prints_the_folder_or_a_verified_file(small_world, capsys):
+    mirror, dest = small_world
+    assert cli_main(["data", "path", "--dest", str(dest)]) == 0
+    assert capsys.readouterr().out.strip() == str(dest)
+    assert cli_main(["data", "path", "set/a.json", "--dest", str(dest)]) == 1
+    assert "multiverse data fetch" in capsys.readouterr().err
+    data.fetch(mirror=mirror, dest=dest)
+    assert cli_main(["data", "path", "set/a.json", "--dest", str(dest)]) == 0
+    assert capsys.readouterr().out.strip() == str(dest / "set/a.json")
+
+
 def test_cli_verify_and_fetch_exit_codes(small_world, capsys):
     mirror, dest = small_world
     assert cli_main(["data", "verify", "--dest", str(dest)]) == 1
