@@ -103,6 +103,29 @@ def test_tags_outside_the_grid_are_errors(column, value):
         coverage(rows, principle_ids=PRINCIPLES)
 
 
+_ONE_TURN = {"mode": ["information_seeking"], "strategy": ["sociability"], "principle": ["truthfulness"]}
+
+
+@pytest.mark.parametrize(
+    ("tags", "principle_ids", "error", "match"),
+    [
+        pytest.param(_ONE_TURN, "truthfulness", TypeError, "got one string", id="principle-ids-a-string"),
+        pytest.param(_ONE_TURN, [], ValueError, "distinct principle ids", id="no-principle-ids"),
+        pytest.param(_ONE_TURN, ["truthfulness", "truthfulness"], ValueError, "distinct principle ids", id="repeated-principle-id"),
+        pytest.param([("information_seeking", "sociability", "truthfulness")], PRINCIPLES, TypeError, "tags must be", id="tags-a-list"),
+        pytest.param({"mode": ["information_seeking"], "strategy": ["sociability"]}, PRINCIPLES, ValueError, "lack column\\(s\\) principle", id="tags-lack-a-column"),
+    ],
+)
+def test_bad_coverage_arguments_are_named(tags, principle_ids, error, match):
+    with pytest.raises(error, match=match):
+        coverage(tags, principle_ids=principle_ids)
+
+
+def test_share_covered_rejects_counts_without_the_grid_dims():
+    with pytest.raises(ValueError, match="expected dims mode, strategy, principle"):
+        share_covered(xr.DataArray(np.zeros((4, 4)), dims=("mode", "strategy")))
+
+
 def test_share_covered_keeps_other_dims_and_honours_min_count():
     counts = xr.concat(
         [
