@@ -20,6 +20,7 @@ import xarray as xr
 from multiverse import __version__
 from multiverse import _schema as S
 from multiverse.analysis._bootstrap import cluster_weights, percentile_interval, with_interval
+from multiverse.cube import with_truth_judge
 from multiverse.score import list_standards, standard_codes
 
 METRICS = ("percent", "cohen_kappa", "scott_pi", "krippendorff_alpha")
@@ -114,19 +115,19 @@ def ratings(
 ) -> xr.DataArray:
     """Each rater's category for every unit: severity 0/1/2 or a standard's 1/0; -1 unrated.
 
-    Returns a DataArray with the rater dim ``dim`` last; ``truth`` joins the
-    raters (labelled ``"truth"``) when ``include_truth`` and the cube has it.
+    Returns a DataArray with the rater dim ``dim`` last.  With ``include_truth``
+    the cube's planted ``truth`` joins the judges as the rater ``"truth"``
+    (through :func:`multiverse.cube.with_truth_judge`).
     """
     if dim not in cube["severity"].dims:
         raise ValueError(f"agreement: dim {dim!r} is not a dim of the cube's severity {cube['severity'].dims}")
-    severity = cube["severity"].reset_coords(drop=True)
     if include_truth:
         if "truth" not in cube:
             raise ValueError("agreement: include_truth=True but the cube has no 'truth' variable")
         if dim != "judge":
             raise ValueError("agreement: the truth can join only the judge dim as a rater")
-        truth = cube["truth"].reset_coords(drop=True).expand_dims(judge=["truth"]).astype(np.int8)
-        severity = xr.concat([severity, truth], dim="judge", coords="minimal", compat="override", join="override")
+        cube = with_truth_judge(cube[["severity", "truth"]])
+    severity = cube["severity"].reset_coords(drop=True)
     if standard is None:
         values = severity.where(severity >= 0, -1).astype(np.int8)
     else:

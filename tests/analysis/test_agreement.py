@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
+from multiverse import _schema as S
 from multiverse.analysis.raters import agreement, agreement_ci, metric_from_tables, pair_tables, ratings
+from multiverse.cube import new_cube
 
 SCALES = [pytest.param(None, 3, id="three-level-severity"), pytest.param("clear_breach", 2, id="clear-breach-binary"),
           pytest.param("persistent", 2, id="persistent-binary")]
@@ -78,6 +80,24 @@ def test_truth_as_a_rater_ranks_the_judges_by_sensitivity(blind_judge_cube):
     assert float(got.sel(judge="blind")) < min(float(got.sel(judge="sharp")), float(got.sel(judge="keen")))
     with pytest.raises(ValueError, match="no 'truth'"):
         agreement(blind_judge_cube.drop_vars("truth"), include_truth=True)
+
+
+def test_truth_joins_judges_that_carry_model_coordinates():
+    cube = new_cube(system=["a"], role=["tutor"], user_sim=["plain"], condition=["fixed"], replicate=2, item=5, turn=3,
+                    principle=list(S.ROLE_PRINCIPLES["tutor"]), judge=["copy", "noisy"], with_truth=True,
+                    coords={"judge_model": ("judge", ["sim/judge-copy", "sim/judge-noisy"])})
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 3, cube["truth"].shape).astype(np.int8)
+    cube["truth"][:] = truth
+    cube["severity"].loc[{"judge": "copy"}] = truth
+    cube["severity"].loc[{"judge": "noisy"}] = rng.integers(0, 3, truth.shape).astype(np.int8)
+    got = agreement(cube, metric="percent", include_truth=True)
+    assert list(got["judge"].values) == ["copy", "noisy", "truth"]
+    assert float(got.sel(judge="copy", judge_b="truth")) == 1.0
+    assert float(got.sel(judge="noisy", judge_b="truth")) < 1.0
+    assert int(got["n_units"].sel(judge="copy", judge_b="truth")) == truth.size
+    with pytest.raises(ValueError, match="judge 'truth' already exists"):
+        agreement(cube.assign_coords(judge=["copy", "truth"]), include_truth=True)
 
 
 def test_by_principle_keeps_the_dim(small_cube):
