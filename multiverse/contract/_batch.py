@@ -166,18 +166,17 @@ def _judge(ev: _Events, groups: _Groups) -> dict[str, np.ndarray]:
     outside = judged & known & ~tables["allowed"][cell]
     violating = np.bincount(ev.action_event[outside], minlength=n_events) > 0
 
-    code = np.select(
-        [order_error, actor_error, untrusted, unknown_role, misplaced, unknown_event],
-        [_CODE[c] for c in (
-            "invalid_event_order",
-            "unknown_actor",
-            "untrusted_role_transition",
-            "unknown_transition_role",
-            "actions_on_non_assistant_event",
-            "unknown_action",
-        )],
-        0,
-    )
+    # each event's first error, in the check order of FIXTURE_ERRORS
+    found = {
+        "invalid_event_order": order_error,
+        "unknown_actor": actor_error,
+        "untrusted_role_transition": untrusted,
+        "unknown_transition_role": unknown_role,
+        "actions_on_non_assistant_event": misplaced,
+        "unknown_action": unknown_event,
+    }
+    checks = [c for c in FIXTURE_ERRORS if c in found]
+    code = np.select([found[c] for c in checks], [_CODE[c] for c in checks], 0)
 
     # per case: first error (case-level checks first), first violation
     nonempty = ev.case_len > 0
