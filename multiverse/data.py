@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 MANIFEST_NAME = "data_manifest.json"
 DATA_DIR_ENV = "MULTIVERSE_DATA_DIR"
@@ -172,7 +173,7 @@ def _download(url: str, target: Path) -> None:
         shutil.copyfileobj(response, out)
 
 
-def _install(item: DataFile, source: Path | str, folder: Path, fetch_one: Callable[[str | Path, Path], None]) -> Path:
+def _install(item: DataFile, source: Path | str, folder: Path, fetch_one: Callable[[Any, Path], object]) -> Path:
     """Fetch into a temporary file beside the target, verify, then rename into place."""
     target = folder / item.path
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -226,7 +227,7 @@ def fetch(
     IntegrityError
         If a fetched file's digest differs from the manifest (the file is not kept).
     DataError
-        If a mirror lacks a file.
+        If the mirror folder does not exist or lacks a file, or a name is not in the manifest.
     """
     folder = data_dir(dest)
     source_dir = mirror_dir(mirror)
@@ -247,12 +248,12 @@ def fetch(
             source = source_dir / item.path
             if not source.is_file():
                 raise DataError(f"{item.path}: not found in the mirror {source_dir}")
-            _install(item, source, folder, lambda src, tmp: shutil.copyfile(src, tmp))
+            _install(item, source, folder, shutil.copyfile)
             outcome = "copied"
         elif item.url is None:
             outcome = "skipped"
         else:
-            _install(item, item.url, folder, lambda url, tmp: _download(str(url), tmp))
+            _install(item, item.url, folder, _download)
             outcome = "downloaded"
         if report is not None:
             report(item.path, outcome)

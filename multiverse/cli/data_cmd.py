@@ -37,8 +37,7 @@ def main(args: argparse.Namespace) -> int:
             states = data.verify(dest=args.dest)
             for name, state in states.items():
                 print(f"{state:8} {name}")
-            bad = [name for name, state in states.items() if state != "ok"]
-            return 1 if bad else 0
+            return 0 if all(state == "ok" for state in states.values()) else 1
         print(data.path(args.name, dest=args.dest) if args.name else data.data_dir(args.dest))
         return 0
     except data.DataError as exc:
