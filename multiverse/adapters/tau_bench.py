@@ -111,13 +111,16 @@ def tau_bench(
     Raises
     ------
     ValueError
-        If a file is not JSON or not a tau format, or its domain cannot be told.
+        If no file is given, a file is not JSON or not a tau format, or its domain
+        cannot be told or has no contract.
     """
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     if not paths:
         raise ValueError("tau_bench: no files given")
     folder = Path(specs_dir) if specs_dir is not None else find_specs_dir(Path(__file__).parent)
     contracts = {name: load_contract(f"tau_{name}", specs_dir=folder) for name in DOMAINS}
+    if domain is not None and domain not in contracts:
+        raise ValueError(f"tau_bench: domain {domain!r} has no contract; known: {', '.join(contracts)}")
     files = [read_tau_file(p) for p in paths]
     conversations: list[tuple[_Key, TauRecord]] = []
     warnings: list[str] = []

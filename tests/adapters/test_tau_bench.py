@@ -320,3 +320,8 @@ def test_unusable_files_are_clear_errors(tmp_path, content, message):
 def test_no_files_is_an_error():
     with pytest.raises(ValueError, match="no files given"):
         tau_bench([])
+
+
+def test_a_domain_without_contract_is_refused(retail_file):
+    with pytest.raises(ValueError, match="domain 'telecom' has no contract; known: airline, retail"):
+        tau_bench(retail_file, domain="telecom")
