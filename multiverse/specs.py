@@ -84,9 +84,9 @@ def _signature(paths: list[Path]) -> tuple:
 def _load(kind: str, path: Path, parse: Callable[..., Any], **options: Any) -> Any:
     """Parse ``path`` with ``parse``, raising :class:`SpecError` on problems.
 
-    Parsing is pure-Python YAML and costs a noticeable fraction of a second per
-    role, and roles are loaded many times per run, so the result is kept until
-    the file or any file it read (its contract) changes.
+    Reading and checking a role costs tens of milliseconds and roles are loaded
+    many times per run, so the result is kept until the file or any file it
+    read (its contract) changes.
     """
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such {kind} file")

@@ -93,6 +93,13 @@ def test_unknown_role_suggests_the_closest(specs):
         load_role("dmeo", specs_dir=specs)
 
 
+def test_missing_contract_or_role_path_is_not_found(specs):
+    with pytest.raises(FileNotFoundError, match="no such contract file"):
+        load_contract("absent", specs_dir=specs)
+    with pytest.raises(FileNotFoundError, match="no such role file"):
+        load_role(specs / "roles" / "absent.yaml")
+
+
 def test_invalid_role_raises_with_every_problem(specs):
     path = specs / "roles" / "demo.yaml"
     path.write_text(ROLE.replace("opens: user", "opens: bot").replace("modalities: [text]", "modalities: [voice]"))
