@@ -67,7 +67,7 @@ def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _coverage(plan: Plan, results: Sequence[UnitResult]) -> dict[str, Any]:
+def _coverage(results: Sequence[UnitResult]) -> dict[str, Any]:
     """role -> system -> user_sim -> condition -> coverage share, mean over replicates."""
     shares: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
     for result in results:
@@ -104,7 +104,7 @@ def _run_summary(
         "wall_s": round(wall_s, 3),
     }
     if plan.experiment.is_campaign:
-        info["coverage"] = _coverage(plan, results)
+        info["coverage"] = _coverage(results)
     return info
 
 
