@@ -132,6 +132,10 @@ class Plan:
                 labels = [coords[d][i] for d, i in enumerate(index)]
                 yield Unit(*labels[:4], int(labels[4]), items=kept)
 
+    def unit_judge(self, unit: Unit) -> xr.DataArray:
+        """The judge grid of one unit's conversations, over ``(item, judge)``."""
+        return self.judge.sel(dict(zip(UNIT_DIMS, unit.key))).transpose("item", "judge")
+
     def layer_sizes(self) -> dict[str, int]:
         """Planned cells per layer (excluded cells not counted)."""
         return {
@@ -234,10 +238,7 @@ def estimate_unit_calls(plan: Plan, unit: Unit) -> dict[str, dict[str, int]]:
             rollout[spec.model] += turns
     if condition.search != "seed_only":
         rollout[e.campaign.planner.model] += n
-    judge_cells = plan.judge.sel(
-        system=unit.system, role=unit.role, user_sim=unit.user_sim,
-        condition=unit.condition, replicate=unit.replicate,
-    )
+    judge_cells = plan.unit_judge(unit)
     for label, spec in model_judges.items():
         if spec != online:
             judging[spec.model] += int((judge_cells.sel(judge=label) != "").sum()) * condition.horizon

@@ -171,13 +171,7 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
         seed=e.seed,
     )
     kept = [(item, conversations[item]) for item in unit.items if item < len(conversations)]
-    planned = (
-        plan.judge.sel(
-            system=unit.system, role=unit.role, user_sim=unit.user_sim,
-            condition=unit.condition, replicate=unit.replicate,
-        ).transpose("item", "judge").values
-        != ""
-    )
+    planned = plan.unit_judge(unit).values != ""
     judge_column = {label: j for j, label in enumerate(e.judges)}
     principle_ids = tuple(role.principle_ids)
     asked: list[tuple[int, str, int]] = []
