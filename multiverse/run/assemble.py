@@ -130,12 +130,7 @@ def assemble_cube(
         principles += [p for p in roles[role_id].principle_ids if p not in principles]
     with_truth = any(spec.model.startswith("sim/target-") for spec in e.systems.values())
     cube = new_cube(
-        system=list(e.systems),
-        role=list(e.roles),
-        user_sim=list(e.user_sims),
-        condition=list(e.conditions),
-        replicate=e.replicates,
-        item=e.items_per_cell,
+        **{dim: plan.rollout[dim].values.tolist() for dim in CONVERSATION_DIMS},
         turn=e.horizon,
         principle=principles,
         judge=list(e.judges),
