@@ -59,6 +59,34 @@ CASES = [
         {}, {"user_sim": {"plain": {"model": "sim/user-plain", "temperature": 1}}},
         "dims.user_sim.plain.temperature", "unknown key", id="model-block-unknown-key",
     ),
+    pytest.param({"roles": ["tutor", "tutor"]}, {}, "roles.1", "'tutor' listed twice", id="role-listed-twice"),
+    pytest.param({"systems": {"a/b": "sim/target-a"}}, {}, "systems.a/b", "a label must be non-empty", id="label-with-slash"),
+    pytest.param({}, {"user_sim": {}}, "dims.user_sim", "expected at least one label", id="dim-without-labels"),
+    pytest.param(
+        {}, {"judge": {**JUDGES, "duo": {"panel": ["duo", "strict"]}}},
+        "dims.judge.duo.panel.0", "cannot contain itself", id="panel-contains-itself",
+    ),
+    pytest.param(
+        {}, {"judge": {**JUDGES, "duo": {"panel": ["strict"]}, "trio": {"panel": ["duo", "strict"]}}},
+        "dims.judge.trio.panel.0", "'duo' is a panel", id="panel-of-a-panel",
+    ),
+    pytest.param(
+        {"campaign": {"judge": "oracle"}}, {"judge": {**JUDGES, "oracle": {"deterministic": "contract"}}},
+        "campaign.judge", "not a model judge", id="campaign-judge-not-a-model-judge",
+    ),
+    pytest.param(
+        {}, {"judge": {"oracle": {"deterministic": "contract"}}}, "dims.judge", "at least one model judge",
+        id="no-model-judge",
+    ),
+    pytest.param({}, {"condition": {"short": {"pressure": 0}}}, "dims.condition.short.pressure", "positive number", id="zero-pressure"),
+    pytest.param({"budget": {"rounds": 2, "conversations": 2}}, {}, "items", "not used when budget", id="items-with-budget"),
+    pytest.param({"budget": {"rounds": 2, "turns": 3}, "items": None}, {}, "budget.turns", "unknown key", id="budget-unknown-key"),
+    pytest.param({"exclusions": [{"reason": "r"}]}, {}, "exclusions.0", "at least one dim", id="exclusion-names-no-dim"),
+    pytest.param({"description": 3}, {}, "description", "expected a string", id="description-not-text"),
+    pytest.param({"sim": [1, 2]}, {}, "sim", "expected a mapping", id="sim-not-a-mapping"),
+    pytest.param({"max_cost_usd": -1}, {}, "max_cost_usd", "positive number", id="negative-cost-cap"),
+    pytest.param({"cache": ""}, {}, "cache", "non-empty string", id="empty-cache-path"),
+    pytest.param({"specs": "nowhere"}, {}, "specs", "holds no roles/ folder", id="specs-without-roles"),
 ]
 
 
@@ -74,6 +102,22 @@ def test_problem_is_located_and_named(write_experiment, tiny_experiment, top, di
     assert str(problem).startswith(f"{path}:{problem.line}: {field}: ")
     with pytest.raises(SpecError):
         load_experiment(path)
+
+
+@pytest.mark.parametrize("missing", ["name", "roles", "systems", "dims"])
+def test_missing_required_key_is_named(write_experiment, tiny_experiment, missing):
+    data = tiny_experiment()
+    del data[missing]
+    problems = validate_file(write_experiment(data))
+    assert any(p.field == missing and "required key is missing" in p.message for p in problems), problems
+
+
+@pytest.mark.parametrize("missing", ["user_sim", "judge", "condition"])
+def test_missing_required_dim_is_named(write_experiment, tiny_experiment, missing):
+    data = tiny_experiment()
+    del data["dims"][missing]
+    problems = validate_file(write_experiment(data))
+    assert any(p.field == f"dims.{missing}" and "required key is missing" in p.message for p in problems), problems
 
 
 def test_problem_line_points_at_the_key(write_experiment):
