@@ -195,6 +195,12 @@ def test_show_prints_one_conversation_with_every_judge(write_experiment, tmp_pat
     assert cli(["show", str(out / "cube.nc"), "--item", "1", "--text"]) == 0
     assert "assistant:" in capsys.readouterr().out
     assert cli(["show", str(out), "--item", "7"]) == 2
+    assert cli(["show", str(out), "--item", "x"]) == 2
+    assert cli(["show", str(out), "--system", "zz", "--item", "1"]) == 2
+    assert cli(["show", str(tmp_path / "nowhere"), "--item", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--item: 7 is not one of 0, 1" in err and "--item: expected an integer, got 'x'" in err
+    assert "--system: 'zz' is not one of a" in err and "nowhere" in err
 
 
 def test_dask_cluster_run_equals_local_run(write_experiment, tmp_path, tiny_experiment):
