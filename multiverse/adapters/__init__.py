@@ -10,8 +10,14 @@
 ``long_table``            any long-format judgment table (CSV / JSONL / parquet / DataFrame)
 ========================  ==============================================================
 
-Every reader tolerates missing optional fields and reports unreadable records by
-index (in ``attrs["warnings"]``) instead of failing.
+The record readers (``tau_bench``, ``tau2_judgments``, ``alpaca_eval``) tolerate
+missing optional fields and report unreadable records by index (in
+``attrs["warnings"]``) instead of failing; ``long_table`` and
+``alpaca_leaderboards`` raise a ``ValueError`` naming the row or column.
+
+The names are imported eagerly, not through :mod:`multiverse._lazy`: three of
+them share their module's name, and importing that submodule would otherwise
+bind the module, not the function, to the package attribute.
 """
 
 from multiverse.adapters.alpaca import NotRowComparable, alpaca_eval, alpaca_leaderboards
