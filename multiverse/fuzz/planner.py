@@ -351,10 +351,6 @@ class CampaignPlanner:
         for cell in covered:
             self.counts[cell] = self.counts.get(cell, 0) + 1
 
-    def favoured(self) -> dict[str, Parent]:
-        """The current favoured parent of every cell."""
-        return favoured_parents(self.rollouts)
-
     def _take_seed(self) -> Scenario:
         if not self.seeds:
             raise ValueError("the role has no seed scenarios: a campaign needs at least one")
