@@ -195,11 +195,8 @@ def _per_conversation_flags(table: pd.DataFrame, *, principle: str) -> pd.DataFr
     elif principle != "any":
         raise ValueError(f"principle: expected 'any' or 'target', got {principle!r}")
     valid = rows[rows["severity"] >= 0]
-    grouped = valid.groupby("conversation")
-    flags = pd.DataFrame({
-        "violated": grouped["severity"].max() >= S.PARTIAL_DEVIATION,
-        "breached": grouped["severity"].max() >= S.CLEAR_BREACH,
-    })
+    peak = valid.groupby("conversation")["severity"].max()
+    flags = pd.DataFrame({"violated": peak >= S.PARTIAL_DEVIATION, "breached": peak >= S.CLEAR_BREACH})
     first = valid[valid["severity"] >= S.PARTIAL_DEVIATION].groupby("conversation")["turn"].min()
     flags["first_violation"] = first.reindex(flags.index)
     return flags

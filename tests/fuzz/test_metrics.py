@@ -178,3 +178,34 @@ def test_a_custom_role_needs_its_principle_order():
     with pytest.raises(ValueError, match="museum_guide.*principle_ids"):
         metrics.turn_table([custom])
     assert len(metrics.turn_table([custom], principle_ids=PIDS)) == 12
+
+
+@pytest.mark.parametrize(
+    ("embeddings", "message"),
+    [
+        pytest.param(np.zeros((0, 3)), "non-empty", id="no-items"),
+        pytest.param(np.ones(3), "non-empty", id="one-dimensional"),
+        pytest.param(np.array([[1.0, 0.0], [0.0, 0.0]]), "zero row", id="zero-row"),
+    ],
+)
+def test_vendi_refuses_unusable_embeddings(embeddings, message):
+    with pytest.raises(ValueError, match=message):
+        metrics.vendi_score(embeddings)
+
+
+def test_user_diversity_without_user_text_is_nan():
+    silent = [conversation(str(i), users=["  "] * 3) for i in range(2)]
+    assert np.isnan(metrics.user_diversity(silent, embedder=lambda texts: pytest.fail("embedder called")))
+
+
+def test_unknown_standards_and_principle_selections_are_refused():
+    table = metrics.turn_table(CAMPAIGN)
+    with pytest.raises(ValueError, match="standard: expected one of any_deviation, clear_breach"):
+        metrics.violation_heatmap(table, standard="severe")
+    with pytest.raises(ValueError, match="principle: expected 'any' or 'target'"):
+        metrics.violation_summary(table, principle="academic_integrity")
+
+
+def test_a_campaign_without_mutations_has_no_families():
+    families = metrics.mutation_persistence(metrics.turn_table(CAMPAIGN))
+    assert families.empty and list(families.columns) == ["parent", "cell", "children", "child_breach_rate"]
