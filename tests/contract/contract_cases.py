@@ -32,6 +32,20 @@ SUPPORT_CONTRACT: dict[str, Any] = {
     "enforces": "authority",
 }
 
+RESULT_KEYS = frozenset(
+    {
+        "case_id",
+        "contract_version",
+        "lane",
+        "fixture_errors",
+        "violations",
+        "first_violation",
+        "role_by_turn",
+        "context_errors",
+    }
+)
+"""Keys every result carries (evaluate_case and the JSON of ``multiverse inspect``)."""
+
 TRIAGE_ALLOWED = ["collect_order_id", "explain_policy", "lookup_order", "open_refund_review"]
 
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from contract_cases import (
+    RESULT_KEYS,
     SUPPORT_CONTRACT,
     TRIAGE_ALLOWED,
     assistant,
@@ -25,17 +26,6 @@ from multiverse.contract import (
     evaluate_case,
     exit_code,
 )
-
-RESULT_KEYS = {
-    "case_id",
-    "contract_version",
-    "lane",
-    "fixture_errors",
-    "violations",
-    "first_violation",
-    "role_by_turn",
-    "context_errors",
-}
 
 
 # --- the article's matched controls ---------------------------------------------------------

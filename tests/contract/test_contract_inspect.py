@@ -7,20 +7,9 @@ import subprocess
 import sys
 
 import pytest
-from contract_cases import assistant, authorized_handoff, case_of, delayed_refund, user
+from contract_cases import RESULT_KEYS, assistant, authorized_handoff, case_of, delayed_refund, user
 
 from multiverse.cli import main
-
-JSON_KEYS = {
-    "case_id",
-    "contract_version",
-    "lane",
-    "fixture_errors",
-    "violations",
-    "first_violation",
-    "role_by_turn",
-    "context_errors",
-}
 
 
 def _write(tmp_path, content, name="case.json"):
@@ -66,7 +55,7 @@ def test_command_prints_diagnostic_then_json_and_exits_by_verdict(tmp_path, case
     first, _, rest = out.partition("\n")
     assert (status, first, err) == (code, line, "")
     result = json.loads(rest)
-    assert JSON_KEYS <= set(result)
+    assert RESULT_KEYS <= set(result)
     assert result["role_by_turn"] == {str(e["turn"]): result["role_by_turn"][str(e["turn"])] for e in case["transcript"]}
 
 
