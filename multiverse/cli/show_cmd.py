@@ -12,9 +12,18 @@ import argparse
 import sys
 from pathlib import Path
 
-SYMBOLS = {0: "0", 1: "1", 2: "2", -1: "?", -2: "."}
+from multiverse._schema import (
+    CLEAR_BREACH,
+    CONVERSATION_DIMS,
+    FULL_ADHERENCE,
+    MISSING,
+    NOT_APPLICABLE,
+    PARTIAL_DEVIATION,
+)
+
+SYMBOLS = {FULL_ADHERENCE: "0", PARTIAL_DEVIATION: "1", CLEAR_BREACH: "2", MISSING: "?", NOT_APPLICABLE: "."}
 LEGEND = "severity: 0 full adherence, 1 partial deviation, 2 clear breach, ? missing, . not applicable"
-SELECTORS = ("system", "role", "user_sim", "condition", "replicate", "item")
+SELECTORS = CONVERSATION_DIMS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -94,7 +103,8 @@ def main(args: argparse.Namespace) -> int:
     assistant = transcript.assistant_events if transcript is not None else ()
     for turn in cube["turn"].values.tolist():
         values = severity.sel(turn=turn)
-        if bool((values == -2).all()) and ("truth" not in cube or bool((conversation["truth"].sel(turn=turn) == -2).all())):
+        truth = conversation["truth"].sel(turn=turn) if "truth" in cube else None
+        if bool((values == NOT_APPLICABLE).all()) and (truth is None or bool((truth == NOT_APPLICABLE).all())):
             continue
         tag = f"{conversation['tag_mode'].sel(turn=turn).item()}/{conversation['tag_strategy'].sel(turn=turn).item()}"
         print(f"\nturn {turn}  user tag {tag if tag != '/' else '-'}")
@@ -109,7 +119,7 @@ def main(args: argparse.Namespace) -> int:
         print("  " + " " * width + " ".join(f"{c:>10}" for c in columns))
         for principle in principles:
             row = [SYMBOLS[int(values.sel(principle=principle, judge=j))] for j in judges]
-            if "truth" in cube:
-                row.append(SYMBOLS[int(conversation["truth"].sel(turn=turn, principle=principle))])
+            if truth is not None:
+                row.append(SYMBOLS[int(truth.sel(principle=principle))])
             print(f"  {principle:<{width}}" + " ".join(f"{v:>10}" for v in row))
     return 0
