@@ -15,6 +15,7 @@ from multiverse.experiment import Experiment, ExperimentCheck, validate_file
 
 __all__ = ["EXPERIMENT_CHECKS", "check_judge_names", "check_sim", "validate_experiment"]
 
+
 def _models(experiment: Experiment) -> Iterator[tuple[str, ModelSpec]]:
     """Every model the experiment names, with the field that names it."""
     for label, spec in experiment.systems.items():
