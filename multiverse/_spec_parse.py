@@ -330,10 +330,16 @@ def _parse_tools(reader: FieldReader, value: Any) -> list[dict[str, Any]] | None
         if "parameters" in fn and (not isinstance(params, dict) or params.get("type") != "object"):
             reader.problem(f"{fn_field}.parameters", "expected a JSON schema mapping with type: object")
             ok = False
+        try:
+            schema = json.loads(json.dumps(item, allow_nan=False))
+        except (TypeError, ValueError) as exc:  # a YAML date, a NaN, ...: not JSON, so no request can carry it
+            reader.problem(field_, f"expected plain JSON values (strings, numbers, booleans, lists, mappings): {exc}")
+            ok = False
+            continue
         if name is None or description is None:
             ok = False
             continue
-        out.append(json.loads(json.dumps(item)))
+        out.append(schema)
     return out if ok else None
 
 

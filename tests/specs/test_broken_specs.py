@@ -47,6 +47,7 @@ CASES = [
     ("duplicate-principle-id", "role.yaml", _role("  - id: privacy", "  - id: honesty").replace("/privacy", "/honesty"), "principles.1.id", "  - id: honesty\n    statement: Keep", "duplicate principle id 'honesty'"),
     ("malformed-principle-id", "role.yaml", _role("  - id: privacy", "  - id: Privacy Rule").replace("/privacy", "/honesty"), "principles.1.id", "Privacy Rule", "malformed id"),
     ("duplicate-seed-id", "role.yaml", _role("  - id: s2", "  - id: s1"), "seeds.1.id", "  - id: s1\n    persona: A curious", "duplicate seed id 's1'"),
+    ("tool-schema-not-json", "role.yaml", _tool_role().replace("properties: {}}", "properties: {}, default: 2024-01-01}"), "tools.0", "  - type: function", "expected plain JSON values"),
     ("duplicate-tool-name", "role.yaml", _tool_role(extra_tool="lookup"), "tools.1.function.name", "lookup\n      description: Another tool", "duplicate tool name 'lookup' (first at line"),
     ("unknown-modality", "role.yaml", _role("modalities: [text]", "modalities: [text, voice]"), "modalities.1", "modalities:", "unknown modality 'voice'"),
     ("unknown-opener", "role.yaml", _role("opens: user", "opens: bot"), "opens", "opens:", "unknown opener 'bot'"),
