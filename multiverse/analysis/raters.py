@@ -158,16 +158,25 @@ def _unit_index(values: xr.DataArray, dim: str, by: str | None) -> tuple[np.ndar
     return np.broadcast_to(cluster, shape).ravel(), n_clusters, np.ascontiguousarray(group).ravel(), n_groups
 
 
-def _tables(values: xr.DataArray, dim: str, by: str | None, k: int) -> tuple[np.ndarray, int]:
+def _tables(
+    cube: xr.Dataset, *, metric: str, standard: str | None, dim: str, by: str | None, scale: str, include_truth: bool
+) -> tuple[xr.DataArray, np.ndarray]:
+    """The checked options' ratings and their per-conversation pair tables ``(cluster, rater, rater_b, group, k, k)``."""
+    if metric not in METRICS:
+        raise ValueError(f"agreement: metric {metric!r}, expected one of {', '.join(METRICS)}")
+    if scale not in SCALES:
+        raise ValueError(f"agreement: scale {scale!r}, expected one of {', '.join(SCALES)}")
+    values = ratings(cube, standard=standard, dim=dim, include_truth=include_truth)
     if by is not None and (by == dim or by not in values.dims):
         raise ValueError(f"agreement: by={by!r} must be a dim of the cube other than {dim!r}")
     cluster, n_clusters, group, n_groups = _unit_index(values, dim, by)
     flat = values.values.reshape(-1, values.sizes[dim])
-    return pair_tables(flat, cluster, group, n_clusters=n_clusters, n_groups=n_groups, k=k), n_groups
+    k = 3 if standard is None else 2
+    return values, pair_tables(flat, cluster, group, n_clusters=n_clusters, n_groups=n_groups, k=k)
 
 
-def _wrap(result: np.ndarray, values: xr.DataArray, dim: str, by: str | None, extra: dict | None = None) -> xr.DataArray:
-    """``(rater, rater_b, group, ...)`` array -> DataArray with named dims."""
+def _wrap(result: np.ndarray, values: xr.DataArray, dim: str, by: str | None) -> xr.DataArray:
+    """``(rater, rater_b, group)`` array -> DataArray with named dims (``group`` dropped without ``by``)."""
     labels = values[dim].values
     dims = [dim, f"{dim}_b"] + ([by] if by else [])
     coords = {dim: labels, f"{dim}_b": labels}
@@ -175,8 +184,7 @@ def _wrap(result: np.ndarray, values: xr.DataArray, dim: str, by: str | None, ex
         coords[by] = values[by].values
     else:
         result = result[:, :, 0]
-    extra = extra or {}
-    return xr.DataArray(result, dims=dims + list(extra), coords={**coords, **extra})
+    return xr.DataArray(result, dims=dims, coords=coords)
 
 
 def agreement(
@@ -219,15 +227,10 @@ def agreement(
     --------
     agreement_ci, multiverse.plots.plot_agreement
     """
-    _check(metric, scale)
-    k = 3 if standard is None else 2
-    values = ratings(cube, standard=standard, dim=dim, include_truth=include_truth)
-    tables, _ = _tables(values, dim, by, k)
-    pooled = tables.sum(axis=0)
-    out = _wrap(metric_from_tables(pooled, metric=metric, scale=scale), values, dim, by)
-    out = out.assign_coords(n_units=(out.dims, _wrap(pooled.sum(axis=(-2, -1)), values, dim, by).values))
-    out.name = metric
-    out.attrs.update(_provenance(metric, standard, scale, dim, by))
+    options = {"metric": metric, "standard": standard, "dim": dim, "by": by, "scale": scale}
+    values, tables = _tables(cube, include_truth=include_truth, **options)
+    out = _estimate(tables.sum(axis=0), values, metric=metric, scale=scale, dim=dim, by=by)
+    out.attrs.update(_provenance(**options))
     return out
 
 
@@ -267,29 +270,28 @@ def agreement_ci(
     --------
     agreement
     """
-    _check(metric, scale)
-    k = 3 if standard is None else 2
-    values = ratings(cube, standard=standard, dim=dim, include_truth=include_truth)
-    tables, _ = _tables(values, dim, by, k)
+    options = {"metric": metric, "standard": standard, "dim": dim, "by": by, "scale": scale}
+    values, tables = _tables(cube, include_truth=include_truth, **options)
     weights = cluster_weights(tables.shape[0], n_boot=n_boot, seed=seed)
     flat = tables.reshape(tables.shape[0], -1)
     draws = (weights @ flat).reshape((n_boot,) + tables.shape[1:])
     with np.errstate(invalid="ignore"):
         bounds = percentile_interval(metric_from_tables(draws, metric=metric, scale=scale), ci=ci)
-    estimate = _wrap(metric_from_tables(tables.sum(axis=0), metric=metric, scale=scale), values, dim, by)
+    estimate = _estimate(tables.sum(axis=0), values, metric=metric, scale=scale, dim=dim, by=by)
     result = with_interval(estimate, bounds if by else bounds[:, :, 0], ci=ci, n_boot=n_boot)
-    result.attrs.update(_provenance(metric, standard, scale, dim, by))
+    result.attrs.update(_provenance(**options))
     return result
 
 
-def _check(metric: str, scale: str) -> None:
-    if metric not in METRICS:
-        raise ValueError(f"agreement: metric {metric!r}, expected one of {', '.join(METRICS)}")
-    if scale not in SCALES:
-        raise ValueError(f"agreement: scale {scale!r}, expected one of {', '.join(SCALES)}")
+def _estimate(pooled: np.ndarray, values: xr.DataArray, *, metric: str, scale: str, dim: str, by: str | None) -> xr.DataArray:
+    """The metric of pooled tables ``(rater, rater_b, group, k, k)``, with ``n_units``."""
+    out = _wrap(metric_from_tables(pooled, metric=metric, scale=scale), values, dim, by)
+    out = out.assign_coords(n_units=(out.dims, _wrap(pooled.sum(axis=(-2, -1)), values, dim, by).values))
+    out.name = metric
+    return out
 
 
-def _provenance(metric: str, standard: str | None, scale: str, dim: str, by: str | None) -> dict:
+def _provenance(*, metric: str, standard: str | None, scale: str, dim: str, by: str | None) -> dict:
     return {
         "analysis": "agreement",
         "multiverse_version": __version__,

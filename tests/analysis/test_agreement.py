@@ -140,6 +140,21 @@ def test_bad_options_name_themselves(small_cube):
         agreement(small_cube, dim="rater")
     with pytest.raises(ValueError, match="unknown standard"):
         agreement(small_cube, standard="strictest")
+    for fn in (agreement, agreement_ci):
+        with pytest.raises(ValueError, match="scale 'interval'"):
+            fn(small_cube, scale="interval")
+        with pytest.raises(ValueError, match="by='judge'"):
+            fn(small_cube, by="judge")
+        with pytest.raises(ValueError, match="by='session'"):
+            fn(small_cube, by="session")
+
+
+def test_interval_estimate_is_the_agreement_itself(small_cube):
+    out = agreement_ci(small_cube, metric="scott_pi", standard="clear_breach", by="principle", n_boot=20)
+    want = agreement(small_cube, metric="scott_pi", standard="clear_breach", by="principle")
+    np.testing.assert_array_equal(out["estimate"].values, want.values)
+    np.testing.assert_array_equal(out["n_units"].values, want["n_units"].values)
+    assert out["ci"].dims == ("judge", "judge_b", "principle", "ci_bound")
 
 
 @settings(max_examples=40, deadline=None)
