@@ -70,9 +70,6 @@ class FieldReader:
         """Record a problem at ``field`` (located at its line, or its parent's)."""
         self.problems.append(self.located.problem(field, message))
 
-    def line(self, field: str) -> int | None:
-        return self.located.line(field)
-
     # --- containers ------------------------------------------------------------
 
     def mapping(
@@ -177,7 +174,7 @@ class FieldReader:
         if value is None:
             return None
         if value in seen:
-            first = self.line(seen[value])
+            first = self.located.line(seen[value])
             where = f" (first at line {first})" if first is not None else ""
             self.problem(field, f"duplicate {what} '{value}'{where}")
             return None

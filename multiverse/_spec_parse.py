@@ -343,10 +343,6 @@ def _parse_tools(reader: FieldReader, value: Any) -> list[dict[str, Any]] | None
     return out if ok else None
 
 
-def _tool_names(tools: list[dict[str, Any]]) -> list[str]:
-    return [t["function"]["name"] for t in tools]
-
-
 def _parse_role_contract(reader: FieldReader, data: dict, principle_ids: tuple[str, ...] | None, specs_dir: str | Path | None) -> Contract | None:
     value = data["contract"]
     if isinstance(value, str):
@@ -398,7 +394,7 @@ def _resolve_contract(reader: FieldReader, name: str, specs_dir: str | Path | No
 
 
 def _check_contract_tools(reader: FieldReader, contract: Contract, tools: list[dict[str, Any]]) -> None:
-    names = _tool_names(tools)
+    names = [t["function"]["name"] for t in tools]
     for action in contract.action_vocabulary:
         if action not in names:
             reader.problem("contract", f"contract action '{action}' has no tool of that name, so it can never be observed")
