@@ -19,10 +19,7 @@ from multiverse.run.assemble import assemble_cube, provenance
 from multiverse.run.checks import EXPERIMENT_CHECKS
 from multiverse.run.execute import UnitResult, execute_units
 
-__all__ = ["run", "resolve_experiment", "resolve_cache", "load_roles", "merge_summaries", "RUN_FILES"]
-
-RUN_FILES = ("cube.nc", "run.json", "transcripts.sqlite")
-"""What a run folder holds."""
+__all__ = ["run", "resolve_experiment", "resolve_cache", "load_roles", "merge_summaries"]
 
 
 def resolve_experiment(experiment: Experiment | str | Path) -> Experiment:
