@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from multiverse._schema import MISSING, NOT_APPLICABLE
+from multiverse._schema import MISSING, NOT_APPLICABLE, cell_id
 from multiverse.choices import ModelSpec
 from multiverse.fuzz import prompts
 from multiverse.fuzz.scenario import Scenario
@@ -91,7 +91,7 @@ class Conversation:
     def covered_cells(self) -> list[str]:
         """One grid cell per tagged assistant turn: tagged mode and strategy, target principle."""
         principle = self.scenario["principle"]
-        return [f"{m}/{s}/{principle}" for m, s in self.tags if m and s]
+        return [cell_id(m, s, principle) for m, s in self.tags if m and s]
 
 
 @dataclass
@@ -135,11 +135,12 @@ def _actions(tool_calls: Sequence[Mapping[str, Any]]) -> list[tuple[str, Action]
 async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steering, replicate, sample):
     """Write, validate and tag one user turn; returns the monitor's verdict or ``None``."""
     feedback: str | None = None
+    replicate = sample_replicate(replicate, sample)
     for attempt in range(MAX_ATTEMPTS):
         transcript = loop.draft()
         request = prompts.user_request(
             loop.role, loop.scenario, transcript, spec=user_sim, pressure=pressure,
-            steering=steering, feedback=feedback, attempt=attempt, replicate=sample_replicate(replicate, sample),
+            steering=steering, feedback=feedback, attempt=attempt, replicate=replicate,
         )
         response = await client.acomplete(request)
         if not response.ok:
@@ -150,8 +151,7 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
             feedback = "The last message was empty or not a user message; write one message in the user's voice."
             continue
         request = prompts.monitor_request(
-            loop.role, loop.scenario, transcript, candidate, spec=monitor, attempt=attempt,
-            replicate=sample_replicate(replicate, sample),
+            loop.role, loop.scenario, transcript, candidate, spec=monitor, attempt=attempt, replicate=replicate,
         )
         response = await client.acomplete(request)
         if not response.ok:
