@@ -109,3 +109,38 @@ def test_zarr_round_trip_when_installed(tmp_path):
 def test_unknown_suffix_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"expected a \.nc or \.zarr path"):
         save_cube(_cube(), tmp_path / "cube.h5")
+
+
+def test_cost_is_priced_from_the_bundled_table_and_unknown_without_a_price():
+    from multiverse.run.plan_report import (
+        COMPLETION_TOKENS_PER_CALL,
+        PROMPT_TOKENS_PER_CALL,
+        _prices,
+        estimate_cost_usd,
+    )
+
+    assert estimate_cost_usd("sim/target-a", 100) == 0.0
+    assert estimate_cost_usd("nobody/unpriced-model", 3) is None
+    assert estimate_cost_usd("nobody/unpriced-model", 0) == 0.0
+    entry = _prices().get("gpt-4o-mini")
+    if entry is None:
+        pytest.skip("litellm's price table is not installed")
+    per_call = PROMPT_TOKENS_PER_CALL * entry["input_cost_per_token"] + COMPLETION_TOKENS_PER_CALL * entry["output_cost_per_token"]
+    assert estimate_cost_usd("openai/gpt-4o-mini", 10) == pytest.approx(10 * per_call)  # provider prefix dropped
+
+
+def test_worker_summaries_add_up():
+    from multiverse.run.runner import merge_summaries
+
+    one = {"calls": 3, "cache_hits": 1, "retries": 1, "cost_usd": 0.5, "failures": {"timeout": 1},
+           "models": {"m": {"calls": 3, "note": "text is dropped"}}}
+    two = {"calls": 2, "cache_hits": 4, "retries": 0, "cost_usd": 0.25, "failures": {"timeout": 2, "rate_limited": 1},
+           "models": {"m": {"calls": 2}, "a": {"calls": 1}}}
+    merged = merge_summaries([one, two])
+    assert merged == {
+        "calls": 5, "cache_hits": 5, "retries": 1, "cost_usd": 0.75,
+        "failures": {"timeout": 3, "rate_limited": 1},
+        "models": {"a": {"calls": 1}, "m": {"calls": 5}},
+    }
+    assert list(merged["models"]) == ["a", "m"]
+    assert merge_summaries([])["calls"] == 0
