@@ -48,6 +48,7 @@ import numpy as np
 from multiverse.llm.request import Request, plain
 from multiverse.llm.sim_config import SimConfig, SimConfigError, parse_sim_block
 from multiverse.llm.sim_players import PLAYERS
+from multiverse.llm.sim_protocol import json_default
 from multiverse.llm.sim_read import read_truth
 
 __all__ = ["SimConfigError", "SimReply", "SimWorld", "read_truth", "register_with_litellm"]
@@ -78,13 +79,9 @@ class SimReply:
     transient_failure: bool = False
 
 
-def _jsonable(value: Any) -> Any:
-    return dict(value) if isinstance(value, Mapping) else plain(value)
-
-
 def _canonical(value: Any) -> bytes:
     """Canonical JSON bytes (sorted keys, no whitespace); frozen mappings are encoded as objects."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_jsonable).encode()
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=json_default).encode()
 
 
 _LOCAL = threading.local()

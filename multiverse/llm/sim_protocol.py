@@ -31,7 +31,8 @@ __all__ = ["PromptTemplate", "fenced_json", "load_template", "reply_json"]
 _REPLY_FENCE = re.compile(r"```(?:json)?[ \t]*\n(.*?)\n?```", re.DOTALL)
 
 
-def _plain_mapping(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """``json.dumps``'s ``default``: frozen mappings as objects, anything else through :func:`plain`."""
     if isinstance(value, Mapping):
         return dict(value)
     return plain(value)
@@ -44,7 +45,7 @@ def fenced_json(inputs: Any) -> str:
     pure Python, several times slower, and campaigns render tens of thousands
     of prompts.
     """
-    text = json.dumps(inputs, sort_keys=True, ensure_ascii=False, default=_plain_mapping)
+    text = json.dumps(inputs, sort_keys=True, ensure_ascii=False, default=json_default)
     return f"```json\n{text}\n```"
 
 
