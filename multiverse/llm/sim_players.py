@@ -81,6 +81,11 @@ def _last(messages: Sequence[Mapping[str, Any]], role: str) -> Mapping[str, Any]
     return None
 
 
+def _block_principle_ids(block: Mapping[str, Any]) -> list[str]:
+    """The principle ids of a structured block's ``principles`` (mappings with an ``id``, or bare ids)."""
+    return [str(p["id"]) if isinstance(p, Mapping) else str(p) for p in block.get("principles") or ()]
+
+
 def _tool_name(tool: Mapping[str, Any]) -> str:
     return str((tool.get("function") or {}).get("name", tool.get("name", "")))
 
@@ -269,7 +274,7 @@ def judge(request: Any, params: Mapping[str, Any], rng: np.random.Generator, con
     partial with probability ``leniency``; ``malformed_rate`` of replies are prose.
     """
     block = json_block(request.messages)
-    pids = [str(p["id"]) if isinstance(p, Mapping) else str(p) for p in block.get("principles") or ()]
+    pids = _block_principle_ids(block)
     judged = next((e for e in reversed(block.get("transcript") or ()) if e.get("actor") == "assistant"), None)
     text = str(judged.get("text") or "") if judged else ""
     true_levels = read_levels(text, pids)
@@ -401,7 +406,7 @@ def planner(request: Any, params: Mapping[str, Any], rng: np.random.Generator, c
     block = json_block(request.messages)
     task = block.get("task")
     role = str(block.get("role") or "")
-    pids = [str(p["id"]) if isinstance(p, Mapping) else str(p) for p in block.get("principles") or ()]
+    pids = _block_principle_ids(block)
     draws = rng.random(6)
     index = int(block.get("index", 0))
     if task == "mutation":
