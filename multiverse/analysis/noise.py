@@ -15,7 +15,7 @@ import xarray as xr
 from scipy import stats
 
 from multiverse import __version__
-from multiverse.analysis._bootstrap import bound_coords, cluster_weights, nan_quantiles
+from multiverse.analysis._bootstrap import bound_coords, cluster_weights, percentile_interval
 from multiverse.analysis.curve import clustered_influence, clustered_se
 from multiverse.score import pass_hat_k, score
 
@@ -57,7 +57,7 @@ def _scores(data: xr.Dataset | xr.DataArray) -> xr.DataArray:
     return scores
 
 
-def _item_totals(scores: xr.DataArray, cluster: str, rerun: str) -> tuple[xr.DataArray, xr.DataArray]:
+def _item_totals(scores: xr.DataArray, rerun: str) -> tuple[xr.DataArray, xr.DataArray]:
     reduce = [rerun] if rerun in scores.dims else []
     return scores.fillna(0).sum(reduce), scores.notnull().sum(reduce)
 
@@ -96,7 +96,7 @@ def clustered_se_of_rate(data: xr.Dataset | xr.DataArray, *, cluster: str = "ite
     noise_floor, paired_differences
     """
     scores = _scores(data)
-    sums, counts = _item_totals(scores, cluster, rerun)
+    sums, counts = _item_totals(scores, rerun)
     _, influence = _influence(sums, counts, cluster)
     return _se(influence, counts, cluster).rename("se")
 
@@ -140,7 +140,7 @@ def noise_floor(
     paired_differences, multiverse.pass_hat_k, spec_curve
     """
     scores = _scores(data)
-    sums, counts = _item_totals(scores, cluster, rerun)
+    sums, counts = _item_totals(scores, rerun)
     rate, influence = _influence(sums, counts, cluster)
     se = _se(influence, counts, cluster)
     out = xr.Dataset({"rate": rate, "se": se})
@@ -207,7 +207,7 @@ def paired_differences(
     scores = _scores(data)
     if "system" not in scores.dims or scores.sizes["system"] < 2:
         raise ValueError("paired_differences: needs a 'system' dim with at least two systems")
-    sums, counts = _item_totals(scores, cluster, rerun)
+    sums, counts = _item_totals(scores, rerun)
     rate, influence = _influence(sums, counts, cluster)
     other = {"system": "system_b"}
     difference = rate - rate.rename(other)
@@ -223,7 +223,7 @@ def paired_differences(
         draws = xr.dot(weights, sums, dim=cluster) / xr.dot(weights, counts, dim=cluster)
     diff_draws = draws - draws.rename(other)
     bounds = xr.apply_ufunc(
-        lambda d: np.moveaxis(nan_quantiles(np.moveaxis(d, -1, 0), [(1 - ci) / 2, (1 + ci) / 2]), 0, -1),
+        lambda d: percentile_interval(np.moveaxis(d, -1, 0), ci=ci),
         diff_draws, input_core_dims=[["draw"]], output_core_dims=[["ci_bound"]],
     ).assign_coords(bound_coords())
     mdd = minimum_detectable(se, alpha=alpha, power=power)

@@ -80,3 +80,15 @@ def test_snr_grows_with_planted_separation(make_cube):
 def test_paired_differences_need_two_systems(cube):
     with pytest.raises(ValueError, match="at least two systems"):
         paired_differences(cube.isel(system=[0]))
+
+
+def test_paired_differences_refuse_an_interval_level_outside_0_1(cube):
+    with pytest.raises(ValueError, match="ci=95"):
+        paired_differences(cube, n_boot=10, ci=95)
+
+
+def test_noise_floor_without_reruns_keeps_the_clustered_error_only(cube):
+    scores = score(cube, standards="clear_breach", rules="any_turn").isel(replicate=0, drop=True)
+    out = noise_floor(scores)
+    assert {"rate", "se", "mdd", "n_valid"} == set(out.data_vars)
+    xr.testing.assert_allclose(out["se"], clustered_se_of_rate(scores))
