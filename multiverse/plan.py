@@ -185,6 +185,8 @@ def make_plan(experiment: Experiment) -> Plan:
         "seed": e.seed,
     }
     judge_parts = {label: _judge(e, label) for label in judges}
+    systems = {label: _identity(e, spec) for label, spec in e.systems.items()}
+    user_sims = {label: _identity(e, spec) for label, spec in e.user_sims.items()}
     shape = tuple(len(coords[d]) for d in CONVERSATION_DIMS)
     rollout = np.full(shape, "", dtype=object)
     judged = np.full(shape + (len(judges),), "", dtype=object)
@@ -194,9 +196,9 @@ def make_plan(experiment: Experiment) -> Plan:
             continue
         cell = _digest(
             {
-                "system": _identity(e, e.systems[labels["system"]]),
+                "system": systems[labels["system"]],
                 "role": labels["role"],
-                "user_sim": _identity(e, e.user_sims[labels["user_sim"]]),
+                "user_sim": user_sims[labels["user_sim"]],
                 "condition": vars(e.conditions[labels["condition"]]),
                 "replicate": labels["replicate"],
                 "item": labels["item"],
