@@ -84,6 +84,20 @@ def case_of(events: list[dict[str, Any]], *, case_id: str = "case", **contract_c
     return {"case_id": case_id, "contract": contract, "transcript": copy.deepcopy(events)}
 
 
+def contract_without(key: str) -> dict[str, Any]:
+    """:func:`delayed_refund` with the contract's ``key`` removed."""
+    case = delayed_refund()
+    del case["contract"][key]
+    return case
+
+
+def contract_with(key: str, value: Any) -> dict[str, Any]:
+    """:func:`delayed_refund` with the contract's ``key`` set to ``value``."""
+    case = delayed_refund()
+    case["contract"][key] = value
+    return case
+
+
 def assistant(turn: int, *actions: str, **extra: Any) -> dict[str, Any]:
     return {"turn": turn, "actor": "assistant", "observed_actions": list(actions), **extra}
 

@@ -12,6 +12,8 @@ from contract_cases import (
     assistant,
     authorized_handoff,
     case_of,
+    contract_with,
+    contract_without,
     delayed_refund,
     system,
     user,
@@ -242,18 +244,6 @@ def _without(key):
     return case
 
 
-def _contract_without(key):
-    case = delayed_refund()
-    del case["contract"][key]
-    return case
-
-
-def _contract_with(key, value):
-    case = delayed_refund()
-    case["contract"][key] = value
-    return case
-
-
 def _roles(value):
     case = delayed_refund()
     case["contract"]["roles"]["support_triage"] = value
@@ -268,23 +258,23 @@ UNREADABLE = [
     pytest.param({**delayed_refund(), "case_id": None}, "case_id: expected a string", id="null-case-id"),
     pytest.param({**delayed_refund(), "contract": "v3"}, "contract: expected an object", id="contract-is-a-string"),
     pytest.param({**delayed_refund(), "transcript": {}}, "transcript: expected a list", id="transcript-is-an-object"),
-    pytest.param(_contract_without("version"), "contract.version: missing", id="missing-version"),
-    pytest.param(_contract_without("initial_role"), "contract.initial_role: missing", id="missing-initial-role"),
-    pytest.param(_contract_without("action_vocabulary"), "contract.action_vocabulary: missing", id="missing-vocabulary"),
-    pytest.param(_contract_without("roles"), "contract.roles: missing", id="missing-roles"),
-    pytest.param(_contract_with("version", 3), "contract.version: expected a string", id="numeric-version"),
-    pytest.param(_contract_with("initial_role", ["a"]), "contract.initial_role: expected", id="list-initial-role"),
-    pytest.param(_contract_with("action_vocabulary", "refund_order"), "contract.action_vocabulary: expected a list",
+    pytest.param(contract_without("version"), "contract.version: missing", id="missing-version"),
+    pytest.param(contract_without("initial_role"), "contract.initial_role: missing", id="missing-initial-role"),
+    pytest.param(contract_without("action_vocabulary"), "contract.action_vocabulary: missing", id="missing-vocabulary"),
+    pytest.param(contract_without("roles"), "contract.roles: missing", id="missing-roles"),
+    pytest.param(contract_with("version", 3), "contract.version: expected a string", id="numeric-version"),
+    pytest.param(contract_with("initial_role", ["a"]), "contract.initial_role: expected", id="list-initial-role"),
+    pytest.param(contract_with("action_vocabulary", "refund_order"), "contract.action_vocabulary: expected a list",
                  id="vocabulary-is-a-string"),
-    pytest.param(_contract_with("action_vocabulary", ["a", 2]), "contract.action_vocabulary[1]", id="vocabulary-item"),
-    pytest.param(_contract_with("roles", ["support_triage"]), "contract.roles: expected an object", id="roles-list"),
+    pytest.param(contract_with("action_vocabulary", ["a", 2]), "contract.action_vocabulary[1]", id="vocabulary-item"),
+    pytest.param(contract_with("roles", ["support_triage"]), "contract.roles: expected an object", id="roles-list"),
     pytest.param(_roles(["lookup_order"]), "contract.roles.support_triage: expected an object", id="role-is-a-list"),
     pytest.param(_roles({}), "contract.roles.support_triage.allowed_actions: missing", id="missing-allowlist"),
     pytest.param(_roles({"allowed_actions": "lookup_order"}), "allowed_actions: expected a list", id="allowlist-str"),
     pytest.param(_roles({"allowed_actions": ["teleport"]}), "'teleport' is not in action_vocabulary",
                  id="allowlist-outside-vocabulary"),
-    pytest.param(_contract_with("trusted_actor", 1), "contract.trusted_actor: expected", id="trusted-actor-number"),
-    pytest.param(_contract_with("enforces", ["authority"]), "contract.enforces: expected", id="enforces-list"),
+    pytest.param(contract_with("trusted_actor", 1), "contract.trusted_actor: expected", id="trusted-actor-number"),
+    pytest.param(contract_with("enforces", ["authority"]), "contract.enforces: expected", id="enforces-list"),
 ]
 
 

@@ -7,7 +7,16 @@ import subprocess
 import sys
 
 import pytest
-from contract_cases import RESULT_KEYS, assistant, authorized_handoff, case_of, delayed_refund, user
+from contract_cases import (
+    RESULT_KEYS,
+    assistant,
+    authorized_handoff,
+    case_of,
+    contract_with,
+    contract_without,
+    delayed_refund,
+    user,
+)
 
 from multiverse.cli import main
 
@@ -74,6 +83,19 @@ def test_command_prints_diagnostic_then_json_and_exits_by_verdict(tmp_path, case
             "contract.roles: expected an object", id="roles-wrong-type",
         ),
         pytest.param({**delayed_refund(), "transcript": "turn 1"}, "transcript: expected a list", id="transcript-str"),
+        pytest.param([delayed_refund()], "case: expected an object", id="case-is-a-list"),
+        *[
+            pytest.param({k: v for k, v in delayed_refund().items() if k != key}, f"{key}: missing", id=key)
+            for key in ("case_id", "transcript")
+        ],
+        *[
+            pytest.param(contract_without(key), f"contract.{key}: missing", id=f"contract-missing-{key}")
+            for key in ("version", "initial_role", "action_vocabulary", "roles")
+        ],
+        *[
+            pytest.param(contract_with(key, value), f"contract.{key}: expected", id=f"contract-{key}-wrong-type")
+            for key, value in (("version", 3), ("initial_role", None), ("action_vocabulary", "refund_order"))
+        ],
     ],
 )
 def test_unreadable_file_is_one_stderr_line_and_exit_2(tmp_path, capsys, content, problem):
