@@ -105,6 +105,17 @@ def test_a_template_of_ones_own_is_read_from_its_path(tmp_path, tutor):
         load_template("user_v9", directory=prompts.TEMPLATE_DIR)
 
 
+def test_a_template_without_its_inputs_placeholder_or_with_another_is_an_error(tmp_path):
+    missing = tmp_path / "no_inputs.txt"
+    missing.write_text("Be terse.\n")
+    with pytest.raises(ValueError, match=r"\$inputs placeholder"):
+        load_template(str(missing), directory=prompts.TEMPLATE_DIR)
+    other = tmp_path / "two_placeholders.txt"
+    other.write_text("Be $tone.\n$inputs\n")
+    with pytest.raises(KeyError, match="tone"):
+        load_template(str(other), directory=prompts.TEMPLATE_DIR).render({})
+
+
 @pytest.mark.parametrize(
     "text, expected",
     [
