@@ -30,6 +30,7 @@ TEMPLATE_DIR = Path(__file__).with_name("templates")
 DEFAULT_TEMPLATE = "judge_v1"
 """Template used when the judge's :class:`~multiverse.choices.ModelSpec` names none."""
 
+
 def transcript_inputs(transcript: Transcript) -> list[dict[str, Any]]:
     """The events of a transcript as structured prompt inputs.
 
