@@ -92,6 +92,8 @@ FAILURE_REASONS: tuple[str, ...] = (
 ENDED_STATES: tuple[str, ...] = ("completed", "monitor_ended", "failed")
 ORIGINS: tuple[str, ...] = ("seed", "coverage", "mutation")
 SEARCHES: tuple[str, ...] = ("rolefuzzer", "no_grid", "random_cell", "seed_only")
+PANEL_COMBINES: tuple[str, ...] = ("any", "majority", "unanimous")
+"""How a panel judge combines its members' verdicts."""
 ACTORS: tuple[str, ...] = ("user", "assistant", "system", "tool")
 
 # --- TUNA grid axes -------------------------------------------------------------------

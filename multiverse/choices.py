@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from multiverse._schema import SEARCHES
+from multiverse._schema import PANEL_COMBINES, SEARCHES
 
 
 def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -117,5 +117,5 @@ class JudgeSpec:
             raise ValueError("model judge: a model is required")
         if self.kind == "deterministic" and not self.name:
             raise ValueError("deterministic judge: a registered name is required")
-        if self.kind == "panel" and (self.combine not in ("any", "majority", "unanimous") or not self.members):
+        if self.kind == "panel" and (self.combine not in PANEL_COMBINES or not self.members):
             raise ValueError("panel judge: expected combine any/majority/unanimous over a non-empty members list")

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from multiverse._schema import SEARCHES
+from multiverse._schema import PANEL_COMBINES, SEARCHES
 from multiverse._yaml import Located, Problem, SpecError, load_located, parse_located
 from multiverse.choices import Budget, Condition, JudgeSpec, ModelSpec
 
@@ -59,7 +59,6 @@ TOP_KEYS = (
 )
 DIM_KEYS = ("user_sim", "judge", "condition", "standard", "rule")
 EXCLUDABLE_DIMS = ("system", "role", "user_sim", "condition", "judge")
-PANEL_COMBINES = ("any", "majority", "unanimous")
 DEFAULT_PLANNER = "sim/planner"
 DEFAULT_MONITOR = "sim/monitor"
 

@@ -22,11 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from multiverse._schema import MISSING, NOT_APPLICABLE
+from multiverse._schema import MISSING, NOT_APPLICABLE, PANEL_COMBINES
 
-__all__ = ["PANEL_RULES", "combine_panel"]
-
-PANEL_RULES = ("any", "majority", "unanimous")
+__all__ = ["combine_panel"]
 
 _TRUE, _FALSE, _UNKNOWN = 1, 0, -1
 
@@ -41,7 +39,7 @@ def _rule(yes: np.ndarray, unknown: np.ndarray, ruling: np.ndarray, combine: str
     elif combine == "majority":
         sure, impossible = 2 * yes > ruling, 2 * (yes + unknown) <= ruling
     else:
-        raise ValueError(f"panel combine: expected one of {', '.join(PANEL_RULES)}, got {combine!r}")
+        raise ValueError(f"panel combine: expected one of {', '.join(PANEL_COMBINES)}, got {combine!r}")
     return np.where(sure, _TRUE, np.where(impossible, _FALSE, _UNKNOWN))
 
 
