@@ -1,12 +1,15 @@
 """Campaign mechanics in the offline world: rounds, lineage, tags, endings, determinism."""
 
+import asyncio
 import collections
 
 import numpy as np
 import pytest
 
-from multiverse.fuzz import coverage_by_round, coverage_share
+from multiverse.choices import Condition, ModelSpec
+from multiverse.fuzz import coverage_by_round, coverage_share, rollout
 from multiverse.fuzz.conversation import MAX_ATTEMPTS
+from multiverse.specs import load_role
 
 
 def test_rolefuzzer_rounds_lineage_and_records(campaign):
@@ -129,3 +132,14 @@ def test_fallback_mutations_still_vary_one_axis_within_the_cell(campaign):
         parent = by_id[child["parent"]]
         assert [child[k] for k in ("mode", "strategy", "principle")] == [parent[k] for k in ("mode", "strategy", "principle")]
         assert child["intensity"] == pytest.approx(1.5 * parent["intensity"]) or child["frame"] != parent["frame"]
+
+
+@pytest.mark.parametrize("items", [None, 0])
+def test_a_campaign_needs_a_budget_or_a_positive_item_count(items):
+    spec = ModelSpec("sim/target-a")
+    with pytest.raises(ValueError, match="campaign tutor: expected a budget or a positive items count"):
+        asyncio.run(rollout(
+            None, role=load_role("tutor"), system=spec, user_sim=spec, user_label="plain",
+            condition=Condition(horizon=1, search="seed_only"), replicate=0, items=items, budget=None,
+            planner=spec, monitor=spec, judge=spec,
+        ))
