@@ -70,9 +70,9 @@ __all__ = [
     "user_texts",
     "validated_counts",
     "vendi_score",
+    "turn_table",
     "violation_heatmap",
     "violation_summary",
-    "turn_table",
 ]
 
 COLUMNS: tuple[str, ...] = (
