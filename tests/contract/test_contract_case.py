@@ -338,6 +338,14 @@ CONTEXT_CASES = [
         _with_request(delayed_refund(), 5, contract_version="support-role-v3", included_turns="1-5"),
         "malformed_request_metadata", id="included-turns-not-a-list",
     ),
+    pytest.param(
+        _with_request(delayed_refund(), 5, contract_version=3), "malformed_request_metadata",
+        id="contract-version-not-a-string",
+    ),
+    pytest.param(
+        _with_request(delayed_refund(), 5, contract_version="support-role-v3", instruction_sha256=7),
+        "malformed_request_metadata", id="instruction-hash-not-a-string",
+    ),
 ]
 
 
