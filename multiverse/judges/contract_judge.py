@@ -72,8 +72,9 @@ def contract_severities(
     """
     n = len(transcripts)
     if isinstance(contracts, Mapping) or callable(getattr(contracts, "to_dict", None)):
-        contracts = [contracts] * n
-    contracts = [_as_dict(c) for c in contracts]
+        contracts = [_as_dict(contracts)] * n
+    else:
+        contracts = [_as_dict(c) for c in contracts]
     if len(contracts) != n:
         raise ValueError(f"contract_severities: {len(contracts)} contracts for {n} transcripts")
     principles = list(principle_ids)
