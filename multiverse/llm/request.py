@@ -22,17 +22,24 @@ RESERVED_PARAMS = frozenset({"model", "messages", "tools", "response_format", "s
 """Sampling-parameter names that have their own :class:`Request` field or are unsupported."""
 
 
+_LEAF_TYPES = frozenset({str, int, float, bool, type(None)})
+"""Exact types that :func:`plain` and :func:`_freeze` return as they are (checked before the slower ABC checks)."""
+
+
 def plain(value: Any) -> Any:
     """Return ``value`` as plain JSON types (dicts, lists, str, numbers, bool, None).
 
     Mappings become dicts, sequences lists, numpy scalars Python numbers.  Used
     for cache keys and for what a request hands to a provider.
     """
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind in _LEAF_TYPES:
+        return value
+    if kind is dict or kind is MappingProxyType or isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
+    if isinstance(value, (str, int, float, bool)):
         return value
     item = getattr(value, "item", None)
     if callable(item):
@@ -41,7 +48,10 @@ def plain(value: Any) -> Any:
 
 
 def _freeze(value: Any) -> Any:
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind in _LEAF_TYPES:
+        return value
+    if kind is dict or kind is MappingProxyType or isinstance(value, Mapping):
         return MappingProxyType({k: _freeze(v) for k, v in value.items()})
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
