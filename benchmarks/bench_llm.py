@@ -9,7 +9,7 @@ Run ``python -m benchmarks.bench_llm [--entries N] [--requests N] [--write]``.
    written) against bare ``litellm.acompletion`` under a semaphore of 64, in the
    same process, alternating rounds, the best round of each.
 3. Import time: ``import multiverse`` against ``import xarray`` in fresh
-   interpreters (median of 7).
+   interpreters (medians of 11 interleaved pairs, CPU and wall time).
 
 ``--write`` stores the results as ``benchmarks/llm.md``.
 """
