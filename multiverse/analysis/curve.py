@@ -25,7 +25,8 @@ from scipy import stats
 from multiverse import __version__
 from multiverse import _schema as S
 from multiverse.analysis._bootstrap import bound_coords, cluster_weights, nan_quantiles, percentile_interval
-from multiverse.score import is_valid, score
+from multiverse.analysis._scores import unit_scores
+from multiverse.score import is_valid
 
 SUMMARIES = ("median_estimate", "share_significant", "stouffer_z")
 NULL_QUANTILES = (0.025, 0.5, 0.975)
@@ -156,15 +157,6 @@ def specification_dims(scores: xr.DataArray) -> list[str]:
     return [d for d in S.MEASUREMENT_DIMS if d in scores.dims]
 
 
-def _select_unit(scores: xr.DataArray, unit: str) -> xr.DataArray:
-    if "rule" not in scores.dims or "unit" not in scores.coords:
-        return scores
-    picked = scores.sel(rule=scores["unit"] == unit)
-    if picked.sizes["rule"] == 0:
-        raise ValueError(f"spec_curve: no rule of unit {unit!r} in the scores")
-    return picked
-
-
 def _cluster_totals(values: xr.DataArray, cluster: str, spec_dims: list[str], facets: list[str]) -> xr.Dataset:
     """Per cluster and specification: sum and count of the values, and counts of
     missing (completed, undecided) and excluded (not completed) conversations."""
@@ -277,8 +269,9 @@ def spec_curve(
     --------
     multiverse.plots.plot_spec_curve, noise_floor, variance_decomposition
     """
-    scores = score(data) if isinstance(data, xr.Dataset) else data
-    scores = _select_unit(scores, unit)
+    scores = unit_scores(data, unit)
+    if scores.sizes.get("rule") == 0:
+        raise ValueError(f"spec_curve: no rule of unit {unit!r} in the scores")
     if cluster not in scores.dims:
         raise ValueError(f"spec_curve: scores have no cluster dim {cluster!r} (dims: {scores.dims})")
     if scores.sizes[cluster] < 2:

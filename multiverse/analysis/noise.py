@@ -16,8 +16,9 @@ from scipy import stats
 
 from multiverse import __version__
 from multiverse.analysis._bootstrap import bound_coords, cluster_weights, percentile_interval
+from multiverse.analysis._scores import unit_scores
 from multiverse.analysis.curve import clustered_influence, clustered_se
-from multiverse.score import pass_hat_k, score
+from multiverse.score import pass_hat_k
 
 MILLER = "Miller (2024), Adding Error Bars to Evals, arXiv:2411.00640"
 
@@ -48,13 +49,6 @@ def minimum_detectable(se: np.ndarray, *, alpha: float, power: float) -> np.ndar
 
 
 # --- xarray wrappers ----------------------------------------------------------------------------------
-
-
-def _scores(data: xr.Dataset | xr.DataArray) -> xr.DataArray:
-    scores = score(data) if isinstance(data, xr.Dataset) else data
-    if "unit" in scores.coords and "rule" in scores.dims:
-        scores = scores.sel(rule=scores["unit"] == "rate")
-    return scores
 
 
 def _item_totals(scores: xr.DataArray, rerun: str) -> tuple[xr.DataArray, xr.DataArray]:
@@ -95,7 +89,7 @@ def clustered_se_of_rate(data: xr.Dataset | xr.DataArray, *, cluster: str = "ite
     --------
     noise_floor, paired_differences
     """
-    scores = _scores(data)
+    scores = unit_scores(data)
     sums, counts = _item_totals(scores, rerun)
     _, influence = _influence(sums, counts, cluster)
     return _se(influence, counts, cluster).rename("se")
@@ -139,7 +133,7 @@ def noise_floor(
     --------
     paired_differences, multiverse.pass_hat_k, spec_curve
     """
-    scores = _scores(data)
+    scores = unit_scores(data)
     sums, counts = _item_totals(scores, rerun)
     rate, influence = _influence(sums, counts, cluster)
     se = _se(influence, counts, cluster)
@@ -204,7 +198,7 @@ def paired_differences(
     --------
     noise_floor, win_shares
     """
-    scores = _scores(data)
+    scores = unit_scores(data)
     if "system" not in scores.dims or scores.sizes["system"] < 2:
         raise ValueError("paired_differences: needs a 'system' dim with at least two systems")
     sums, counts = _item_totals(scores, rerun)

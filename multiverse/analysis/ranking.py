@@ -15,17 +15,15 @@ import xarray as xr
 from scipy import stats
 
 from multiverse import __version__
+from multiverse.analysis._scores import unit_scores
 from multiverse.analysis.noise import paired_differences
-from multiverse.score import score
 
 NUISANCE = ("replicate", "item")
 
 
 def _rates(data: xr.Dataset | xr.DataArray) -> xr.DataArray:
     """System rates per specification (rate rules only); rates pass through unchanged."""
-    scores = score(data) if isinstance(data, xr.Dataset) else data
-    if "unit" in scores.coords and "rule" in scores.dims:
-        scores = scores.sel(rule=scores["unit"] == "rate")
+    scores = unit_scores(data)
     reduce = [d for d in NUISANCE if d in scores.dims]
     rates = scores.mean(reduce) if reduce else scores
     if "system" not in rates.dims:

@@ -21,7 +21,7 @@ import xarray as xr
 
 from multiverse import __version__
 from multiverse import _schema as S
-from multiverse.score import score
+from multiverse.analysis._scores import unit_scores
 
 OBJECT = "system"
 
@@ -85,9 +85,7 @@ def variance_components(values: np.ndarray) -> dict[tuple[int, ...], float]:
 
 
 def _estimates(data: xr.Dataset | xr.DataArray) -> xr.DataArray:
-    scores = score(data) if isinstance(data, xr.Dataset) else data
-    if "unit" in scores.coords and "rule" in scores.dims:
-        scores = scores.sel(rule=scores["unit"] == "rate")
+    scores = unit_scores(data)
     estimates = scores.mean("item") if "item" in scores.dims else scores
     # a label with no estimate at all (e.g. a rule that never applies) is not a level
     for dim in estimates.dims:

@@ -88,8 +88,16 @@ def test_preferred_specification_and_ranks(two_conditions):
         pytest.param({}, "pick one with system=", id="several-systems-none-picked"),
         pytest.param({"system": "a", "contrast": ("a", "b")}, "not both", id="system-and-contrast"),
         pytest.param({"system": "a", "preferred": {"color": "x"}}, "not a specification dim", id="bad-preferred"),
+        pytest.param({"system": "a", "direction": "up"}, "direction 'up'", id="bad-direction"),
+        pytest.param({"system": "a", "cluster": "session"}, "no cluster dim 'session'", id="unknown-cluster"),
     ],
 )
 def test_bad_requests_name_the_problem(two_conditions, kwargs, message):
     with pytest.raises(ValueError, match=message):
         spec_curve(two_conditions, n_boot=5, **kwargs)
+
+
+def test_a_unit_without_rules_is_refused(two_conditions):
+    rates_only = score(two_conditions, rules=["any_turn", "turn_mean"])
+    with pytest.raises(ValueError, match="no rule of unit 'turns'"):
+        spec_curve(rates_only, system="a", unit="turns", n_boot=5)
