@@ -6,6 +6,7 @@ import pytest
 
 from multiverse.choices import ModelSpec
 from multiverse.llm import Request, Response
+from multiverse.llm.request import plain
 
 
 def test_from_spec_copies_model_server_and_params():
@@ -54,3 +55,19 @@ def test_failed_response_never_carries_text():
 def test_response_reason_must_be_in_the_closed_set():
     with pytest.raises(ValueError, match="FAILURE_REASONS|expected one of"):
         Response(text=None, error="gremlins")
+
+
+def test_plain_turns_numpy_scalars_and_subclasses_into_json_types_and_rejects_the_rest():
+    import enum
+    from types import MappingProxyType
+
+    import numpy as np
+
+    class Level(enum.IntEnum):
+        HIGH = 2
+
+    value = MappingProxyType({1: (np.float64(0.5), np.int64(3), np.bool_(True)), "level": Level.HIGH, "none": None})
+    assert plain(value) == {"1": [0.5, 3, True], "level": 2, "none": None}
+    assert [type(v) for v in plain(value)["1"][1:]] == [int, bool]
+    with pytest.raises(TypeError, match="expected JSON-like data, got set"):
+        plain({"tags": {"a"}})
