@@ -28,7 +28,8 @@ FIXTURE_ERRORS: tuple[str, ...] = (
 
 The two case-level checks come first (``unknown_initial_role``,
 ``empty_transcript``); then, event by event, each event's checks in the order
-listed.  Besides the fixed codes there are two for events the fixed list does
+listed, except that a non-list ``observed_actions`` (``malformed_event``) is
+found where the actions are read, after the role-change checks.  Besides the fixed codes there are two for events the fixed list does
 not cover: ``malformed_event`` (an event that is not an object, or whose
 ``observed_actions`` is not a list) and ``unknown_actor`` (an ``actor`` other
 than ``user``, ``assistant``, ``system``, ``tool`` or the contract's trusted
