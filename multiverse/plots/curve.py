@@ -66,14 +66,14 @@ def plot_spec_curve(
     status = np.where(significant, 2, np.where(opposite, 3, 1))
     x = np.arange(len(estimate))
     spec_dims = [d for d in curve.attrs.get("specification_dims", "").split(",") if d]
+    n_options = sum(len(np.unique(one[d].values)) for d in spec_dims)  # dashboard rows
 
     with style():
         if fig is None:
             import matplotlib.pyplot as plt
 
-            n_rows = sum(len(np.unique(one[d].values)) for d in spec_dims)
-            fig = plt.figure(figsize=(7.5, 3.2 + 0.16 * n_rows))
-        grid = fig.add_gridspec(2, 1, height_ratios=[3, max(1.0, 0.25 * _n_options(one, spec_dims))], hspace=0.05)
+            fig = plt.figure(figsize=(7.5, 3.2 + 0.16 * n_options))
+        grid = fig.add_gridspec(2, 1, height_ratios=[3, max(1.0, 0.25 * n_options)], hspace=0.05)
         top = fig.add_subplot(grid[0])
         dash = fig.add_subplot(grid[1], sharex=top)
         null_curve = one["null_curve"].isel(rank_position=slice(0, drawn))
@@ -105,10 +105,6 @@ def _critical(curve: xr.Dataset) -> float:
     from scipy import stats
 
     return float(stats.norm.ppf(1 - float(curve.attrs.get("alpha", 0.05)) / 2))
-
-
-def _n_options(one: xr.Dataset, spec_dims: list[str]) -> int:
-    return sum(len(np.unique(one[d].values)) for d in spec_dims)
 
 
 def _dashboard(ax: Axes, one: xr.Dataset, spec_dims: list[str], order: np.ndarray, status: np.ndarray) -> None:
