@@ -81,7 +81,7 @@ def cell_rates(
     counts = np.full_like(rates, None)
     if by == "target":
         verdicts = principle_verdicts(cube, standard=standard)
-        units = [d for d in pooled]
+        units = list(pooled)
     else:
         codes = standard_codes(cube["severity"], standard)
         verdicts = xr.where(codes == 1, 1.0, xr.where(codes == 0, 0.0, np.nan))
