@@ -243,10 +243,11 @@ def user(request: Any, params: Mapping[str, Any], rng: np.random.Generator, cont
                 parts.append(f"{label}: {_sentence(scenario[key])}")
     else:
         reply = _last(request.messages, "user")
+        reply_text = message_text(reply) if reply else ""
         principles = PRINCIPLE_PHRASES.get(str(block.get("role") or ""), {})
-        levels = read_levels(message_text(reply) if reply else "", tuple(principles))
+        levels = read_levels(reply_text, tuple(principles))
         seen = [level for level in levels.values() if level is not None]
-        quoted = _first_sentence(message_text(reply) if reply else "")
+        quoted = _first_sentence(reply_text)
         if quoted:
             parts.append(f'You said: "{quoted}"')
         parts.append(_REACTIONS[max(seen) if seen else None])
