@@ -26,7 +26,7 @@ from multiverse._schema import MODES, STRATEGIES, parse_cell_id
 from multiverse.choices import ModelSpec
 from multiverse.judges.model import transcript_inputs
 from multiverse.llm.request import Request
-from multiverse.llm.sim_protocol import load_template, reply_json
+from multiverse.llm.sim_protocol import PromptTemplate, load_template, reply_json
 from multiverse.transcript import Transcript
 
 __all__ = [
@@ -63,7 +63,7 @@ _OPENING_CUE = "(The conversation has not started yet. Write your opening messag
 _SILENT_REPLY = "(The assistant replied without any text.)"
 
 
-def _template(spec: ModelSpec, default: str) -> Any:
+def _template(spec: ModelSpec, default: str) -> PromptTemplate:
     return load_template(spec.template or default, directory=TEMPLATE_DIR)
 
 
