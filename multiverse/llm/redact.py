@@ -48,10 +48,9 @@ def register_secret(value: object) -> None:
         _registered.add(value)
 
 
-def _secret_values() -> list[str]:
+def _secret_values() -> set[str]:
     values = {v for name, v in os.environ.items() if _SECRET_NAME.search(name) and len(v) >= _MIN_SECRET_LENGTH}
-    values |= _registered
-    return sorted(values, key=len, reverse=True)
+    return values | _registered
 
 
 def redact(text: object, *, secrets: tuple[str, ...] = ()) -> str:
@@ -70,7 +69,7 @@ def redact(text: object, *, secrets: tuple[str, ...] = ()) -> str:
     'GET https://[REDACTED]@example.org/v1 with Bearer [REDACTED]'
     """
     out = str(text)
-    for value in sorted({*_secret_values(), *(s for s in secrets if s)}, key=len, reverse=True):
+    for value in sorted(_secret_values().union(s for s in secrets if s), key=len, reverse=True):
         if value in out:
             out = out.replace(value, MASK)
     for pattern, replacement in _PATTERNS:
