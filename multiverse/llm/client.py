@@ -100,8 +100,12 @@ async def _cancel_pending_tasks() -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def _prompt_chars(request: Request) -> int:
+    return sum(len(str(m.get("content") or "")) for m in request.messages)
+
+
 def _estimate_tokens(request: Request) -> float:
-    chars = sum(len(str(m.get("content") or "")) for m in request.messages)
+    chars = _prompt_chars(request)
     budget = request.params.get("max_tokens", request.params.get("max_completion_tokens", 0))
     try:
         budget = float(budget or 0)
@@ -417,7 +421,7 @@ class Client:
         reply = world.respond(request, attempt=attempt)
         if reply.transient_failure:
             return Failure("server_error", f"{request.model}: transient failure of the offline world")
-        prompt = sum(len(str(m.get("content") or "")) for m in request.messages) // _CHARS_PER_TOKEN
+        prompt = _prompt_chars(request) // _CHARS_PER_TOKEN
         completion = len(reply.text or "") // _CHARS_PER_TOKEN
         usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
         return _Reply(reply.text, tuple(reply.tool_calls), usage, 0.0)
