@@ -280,3 +280,14 @@ def test_kernels_match_the_definitions_on_random_conversations(n_principles):
                 for r, rule in enumerate(rules):
                     want = reference(rows, standard, rule, target)
                     assert got[i, j, s, r] == pytest.approx(want, nan_ok=True), (i, j, standard, rule)
+
+
+def test_scores_keep_the_model_coordinates_of_their_labels():
+    cube = new_cube(system=["a", "b"], role=["tutor"], user_sim=["plain"], condition=["fixed"], replicate=1, item=2,
+                    turn=2, principle=["academic_integrity"], judge=["j"],
+                    coords={"system_model": ("system", ["sim/target-a", "sim/target-b"]),
+                            "user_sim_model": ("user_sim", ["sim/user-plain"]), "judge_model": ("judge", ["sim/judge-j"])})
+    out = score(cube, standards="clear_breach", rules="any_turn")
+    assert list(out["system_model"].values) == ["sim/target-a", "sim/target-b"]
+    assert list(out["user_sim_model"].values) == ["sim/user-plain"]
+    assert list(out["judge_model"].values) == ["sim/judge-j"]
