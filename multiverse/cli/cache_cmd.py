@@ -41,7 +41,10 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2, sort_keys=True))
         return 0
     span = f", {report['oldest']} to {report['newest']}" if report["entries"] else ""
-    print(f"cache {report['path']}: {report['entries']} entries, {_size(report['size_bytes'])}{span}")
+    print(
+        f"cache {report['path']}: {report['entries']} entries, {report['replays']} replays, "
+        f"{_size(report['size_bytes'])}{span}"
+    )
     for title, counts in (("by model", report["by_model"]), ("by library version", report["by_version"])):
         print(title)
         width = max((len(name) for name in counts), default=0)

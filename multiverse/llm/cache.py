@@ -16,6 +16,13 @@ transaction, so a busy run commits many entries at once, and ``aput`` returns
 only after the transaction holding its entry has committed.  A run killed with
 SIGKILL therefore loses at most calls it never reported as done.
 
+Beside the responses, the cache keeps *replays* (:meth:`Cache.put_replay`):
+a finished piece of work (e.g. one rollout and its judgments) stored with the
+keys of the responses it read, so a rerun can reuse it without rebuilding every
+request.  A replay is handed back only while every one of those responses is
+still stored with the same text (:meth:`Cache.fingerprint`); the responses stay
+the source of truth, and a replay is never more than a shortcut to them.
+
 The cache is never wiped automatically: entries stay until their owner deletes
 the file.  :meth:`Cache.audit` lists what is there.
 """
@@ -23,6 +30,7 @@ the file.  :meth:`Cache.audit` lists what is there.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import queue
@@ -30,7 +38,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +61,18 @@ CREATE TABLE IF NOT EXISTS responses (
     versions TEXT NOT NULL
 )
 """
+_CREATE_REPLAYS = """
+CREATE TABLE IF NOT EXISTS replays (
+    key TEXT PRIMARY KEY NOT NULL,
+    response_keys TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
 _INSERT = "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_LOOKUP_CHUNK = 500
+"""Keys per ``IN (...)`` lookup, well under SQLite's bound-parameter limit."""
 _SELECT = "SELECT model, text, tool_calls, usage, cost_usd, latency_s, created, versions FROM responses WHERE key = ?"
 _STOP = object()
 
@@ -150,6 +169,7 @@ class Cache:
             )
         with anchor:
             anchor.execute(_CREATE)
+            anchor.execute(_CREATE_REPLAYS)
             anchor.execute(f"PRAGMA user_version = {LAYOUT_VERSION}")
         self._local.conn = anchor
 
@@ -198,6 +218,70 @@ class Cache:
 
     def __len__(self) -> int:
         return self._conn().execute("SELECT count(*) FROM responses").fetchone()[0]
+
+    def fingerprint(self, keys: Sequence[str]) -> str | None:
+        """The sha256 of the stored text and tool calls of ``keys``, in order; ``None`` if one is missing.
+
+        Equal fingerprints mean every response read is stored, unchanged.
+        """
+        conn = self._conn()
+        unique = list(dict.fromkeys(keys))
+        stored: dict[str, tuple[str | None, str]] = {}
+        for start in range(0, len(unique), _LOOKUP_CHUNK):
+            chunk = unique[start : start + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for key, text, tool_calls in conn.execute(
+                f"SELECT key, text, tool_calls FROM responses WHERE key IN ({marks})", chunk
+            ):
+                stored[key] = (text, tool_calls)
+        if len(stored) < len(unique):
+            return None
+        digest = hashlib.sha256()
+        for key in keys:
+            text, tool_calls = stored[key]
+            digest.update(json.dumps([key, text, tool_calls]).encode("utf-8"))
+        return digest.hexdigest()
+
+    def get_replay(self, key: str) -> str | None:
+        """The payload stored under ``key`` by :meth:`put_replay`, if every response it read is unchanged.
+
+        Returns ``None`` when there is no such replay, or when one of its
+        responses is no longer stored as it was (the work must then be redone
+        from the responses).
+        """
+        row = self._conn().execute("SELECT response_keys, fingerprint, payload FROM replays WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        response_keys, fingerprint, payload = row
+        try:
+            keys = json.loads(response_keys)
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(keys, list) or self.fingerprint(keys) != fingerprint:
+            return None
+        return payload
+
+    def put_replay(self, key: str, *, response_keys: Sequence[str], payload: str) -> bool:
+        """Store ``payload`` under ``key``, bound to the responses of ``response_keys`` as stored now.
+
+        Every response must already be stored (committed); otherwise nothing is
+        written.  An existing replay under ``key`` is replaced.
+
+        Returns
+        -------
+        bool
+            Whether the replay was stored.
+        """
+        fingerprint = self.fingerprint(response_keys)
+        if fingerprint is None:
+            return False
+        conn = self._conn()
+        with conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO replays VALUES (?, ?, ?, ?, ?)",
+                (key, json.dumps(list(response_keys)), fingerprint, payload, time.time()),
+            )
+        return True
 
     # --- writes ---------------------------------------------------------------------
 
@@ -273,7 +357,8 @@ class Cache:
         dict
             ``path``, ``entries``, ``size_bytes`` (database plus write-ahead log),
             ``by_model`` ``{model: n}``, ``by_version`` ``{"multiverse=... litellm=...": n}``,
-            ``oldest`` and ``newest`` (ISO 8601 UTC, ``None`` when empty).
+            ``oldest`` and ``newest`` (ISO 8601 UTC, ``None`` when empty),
+            ``replays`` (stored replays of finished work).
         """
         conn = self._conn()
         by_model = dict(conn.execute("SELECT model, count(*) FROM responses GROUP BY model ORDER BY model"))
@@ -295,6 +380,7 @@ class Cache:
             "by_version": dict(sorted(by_version.items())),
             "oldest": _iso(oldest),
             "newest": _iso(newest),
+            "replays": conn.execute("SELECT count(*) FROM replays").fetchone()[0],
         }
 
     def close(self) -> None:

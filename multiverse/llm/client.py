@@ -17,6 +17,8 @@ until it finishes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import importlib.metadata
 import logging
 import platform
@@ -24,7 +26,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from os import PathLike
 from typing import Any, Protocol, TypeVar
@@ -40,6 +42,20 @@ from multiverse.llm.retry import MODEL_WIDE_REASONS, Backoff, Failure, classify
 log = logging.getLogger("multiverse.llm")
 T = TypeVar("T")
 _CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One request a client answered: its cache key, model and purpose, and whether it succeeded."""
+
+    key: str
+    model: str
+    purpose: str
+    ok: bool
+
+
+_LEDGER: contextvars.ContextVar[list[CallRecord] | None] = contextvars.ContextVar("multiverse_ledger", default=None)
+"""The ledger of the innermost :meth:`Client.recording` block (shared by the tasks it starts)."""
 
 
 class World(Protocol):
@@ -274,16 +290,55 @@ class Client:
         if shared is not None:
             response = await asyncio.shield(shared)
             if response.ok:
-                self._count_hit(request)
-                return replace(response, cached=True)
-            return response
+                self._count_hit(request.model, request.purpose)
+                response = replace(response, cached=True)
+            return self._logged_in_ledger(request, key, response)
         task = asyncio.ensure_future(self._fetch(request, key, state))
         state.inflight[key] = task
         try:
-            return await task
+            return self._logged_in_ledger(request, key, await task)
         finally:
             if state.inflight.get(key) is task:
                 del state.inflight[key]
+
+    @staticmethod
+    def _logged_in_ledger(request: Request, key: str, response: Response) -> Response:
+        ledger = _LEDGER.get()
+        if ledger is not None:
+            ledger.append(CallRecord(key, request.model, request.purpose, response.ok))
+        return response
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[list[CallRecord]]:
+        """Record every request answered inside the block, in the order answered.
+
+        The ledger follows the current :mod:`contextvars` context, so it sees the
+        requests of the coroutine that opened the block and of every task it
+        starts, and none of concurrent coroutines outside it.  Used to replay a
+        finished piece of work (:meth:`count_replayed`) without rebuilding its
+        requests.
+
+        Yields
+        ------
+        list of CallRecord
+            Filled as requests finish.
+        """
+        ledger: list[CallRecord] = []
+        token = _LEDGER.set(ledger)
+        try:
+            yield ledger
+        finally:
+            _LEDGER.reset(token)
+
+    def count_replayed(self, calls: Iterable[tuple[str, str]]) -> None:
+        """Count recorded requests, ``(model, purpose)`` each, as cache hits, as if asked again.
+
+        For work replayed from its recorded result after checking that the
+        cache still holds every response it read (see
+        :meth:`Cache.get_replay`), so summaries match a rerun that asks again.
+        """
+        for model, purpose in calls:
+            self._count_hit(model, purpose)
 
     async def agather(self, requests: Iterable[Request]) -> list[Response]:
         """Return the responses to ``requests`` in order, sending them concurrently.
@@ -326,7 +381,7 @@ class Client:
     async def _fetch(self, request: Request, key: str, state: _LoopState) -> Response:
         entry = self.cache.get(key)
         if entry is not None:
-            self._count_hit(request)
+            self._count_hit(request.model, request.purpose)
             return Response(
                 text=entry.text,
                 tool_calls=entry.tool_calls,
@@ -384,7 +439,7 @@ class Client:
                     self._limiter.pause(request.model, failure.retry_after_s)
                 if not failure.transient or attempt == self.max_retries:
                     break
-                self._stats(request).retries += 1
+                self._stats(request.model).retries += 1
                 await asyncio.sleep(self._backoff.delay_s(attempt, failure.retry_after_s, rng=self._rng))
             if failure.reason in MODEL_WIDE_REASONS:
                 self._dead[target] = failure
@@ -428,18 +483,18 @@ class Client:
 
     # --- bookkeeping ---------------------------------------------------------------------
 
-    def _stats(self, request: Request) -> _ModelStats:
-        stats = self._models.get(request.model)
+    def _stats(self, model: str) -> _ModelStats:
+        stats = self._models.get(model)
         if stats is None:
-            stats = self._models[request.model] = _ModelStats()
+            stats = self._models[model] = _ModelStats()
         return stats
 
-    def _count_hit(self, request: Request) -> None:
-        self._stats(request).cache_hits += 1
-        self._purposes.setdefault(request.purpose, _ModelStats()).cache_hits += 1
+    def _count_hit(self, model: str, purpose: str) -> None:
+        self._stats(model).cache_hits += 1
+        self._purposes.setdefault(purpose, _ModelStats()).cache_hits += 1
 
     def _count_call(self, request: Request) -> None:
-        self._stats(request).calls += 1
+        self._stats(request.model).calls += 1
         self._purposes.setdefault(request.purpose, _ModelStats()).calls += 1
 
     def _check_caps(self) -> None:
@@ -456,7 +511,7 @@ class Client:
             )
 
     def _succeeded(self, request: Request, key: str, reply: _Reply, estimate: float, latency: float) -> Response:
-        stats = self._stats(request)
+        stats = self._stats(request.model)
         prompt = int(reply.usage.get("prompt_tokens", 0) or 0)
         completion = int(reply.usage.get("completion_tokens", 0) or 0)
         stats.prompt_tokens += prompt
@@ -476,7 +531,7 @@ class Client:
         )
 
     def _failed(self, request: Request, key: str, failure: Failure, latency: float) -> Response:
-        self._stats(request).failures[failure.reason] += 1
+        self._stats(request.model).failures[failure.reason] += 1
         self._failures[failure.reason] += 1
         message = redact(f"{request.model}: {failure.reason}: {failure.message}")
         level = logging.WARNING if (request.model, failure.reason) not in self._logged else logging.DEBUG

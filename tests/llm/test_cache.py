@@ -90,3 +90,48 @@ def test_a_file_where_the_directory_should_be_is_an_error(tmp_path):
     path.write_text("x")
     with pytest.raises(NotADirectoryError, match="expected a directory"):
         Cache(path)
+
+
+def test_a_replay_comes_back_while_every_response_it_read_is_unchanged(tmp_path):
+    with Cache(tmp_path) as cache:
+        cache.put_many([("a", entry("one")), ("b", entry("two"))])
+        assert cache.put_replay("unit/1", response_keys=["a", "b", "a"], payload='{"x": 1}')
+    with Cache(tmp_path) as reopened:
+        assert reopened.get_replay("unit/1") == '{"x": 1}'
+        assert reopened.get_replay("unit/other") is None
+        assert reopened.audit()["replays"] == 1
+
+
+def test_a_replay_is_refused_once_a_response_it_read_is_gone_or_changed(tmp_path):
+    with Cache(tmp_path) as cache:
+        cache.put_many([("a", entry("one")), ("b", entry("two"))])
+        cache.put_replay("unit/1", response_keys=["a", "b"], payload="p")
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    with conn:
+        conn.execute("UPDATE responses SET text = 'edited' WHERE key = 'b'")
+    with Cache(tmp_path) as cache:
+        assert cache.get_replay("unit/1") is None
+    with conn:
+        conn.execute("DELETE FROM responses WHERE key = 'b'")
+    conn.close()
+    with Cache(tmp_path) as cache:
+        assert cache.get_replay("unit/1") is None
+
+
+def test_a_replay_of_responses_not_stored_is_not_written(tmp_path):
+    with Cache(tmp_path) as cache:
+        cache.put("a", entry())
+        assert not cache.put_replay("unit/1", response_keys=["a", "never-stored"], payload="p")
+        assert cache.get_replay("unit/1") is None and cache.audit()["replays"] == 0
+
+
+def test_fingerprints_follow_order_text_and_tool_calls_across_many_keys(tmp_path):
+    calls = ({"id": "c1", "type": "function", "function": {"name": "refund", "arguments": "{}"}},)
+    with Cache(tmp_path) as cache:
+        cache.put_many([(f"k{i}", entry(str(i))) for i in range(1200)] + [("t", entry("x", tool_calls=calls))])
+        keys = [f"k{i}" for i in range(1200)]
+        assert cache.fingerprint(keys) == cache.fingerprint(list(keys))
+        assert cache.fingerprint(keys) != cache.fingerprint(keys[::-1])
+        assert cache.fingerprint(keys + ["missing"]) is None
+        assert cache.fingerprint(["t"]) != cache.fingerprint(["k0"])
+        assert cache.fingerprint([]) is not None

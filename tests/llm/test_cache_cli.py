@@ -23,7 +23,7 @@ def test_audit_lists_entries_by_model_and_version(tmp_path, capsys):
     fill(tmp_path)
     assert main(["cache", "audit", "--cache", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "3 entries" in out
+    assert "3 entries, 0 replays" in out
     assert any(line.split() == ["sim/target-a", "2"] for line in out.splitlines())
     assert any(line.split() == ["litellm=1.110.2", "multiverse=0.1.0", "1"] for line in out.splitlines())
 

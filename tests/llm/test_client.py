@@ -159,3 +159,41 @@ def test_a_shared_cache_object_is_left_open(world, tmp_path):
 def test_bad_client_options_fail_with_the_option_named(kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):
         Client(**kwargs)
+
+
+def test_recording_sees_its_own_requests_and_their_tasks_but_not_concurrent_ones():
+    world = FakeWorld(flaky_attempts=99)
+    c = Client(cache=None, sim=world, max_retries=0)
+
+    async def recorded():
+        with c.recording() as ledger:
+            await c.acomplete(Request("sim/target-a", user("first")))
+            await c.agather([Request("sim/judge-x", user("second"), purpose="judge"), Request("sim/target-a", user("flaky"))])
+        await c.acomplete(Request("sim/target-a", user("after the block")))
+        return ledger
+
+    async def outside():
+        await asyncio.sleep(0)
+        await c.acomplete(Request("sim/target-a", user("concurrent")))
+
+    async def both():
+        ledger, _ = await asyncio.gather(recorded(), outside())
+        return ledger
+
+    ledger = asyncio.run(both())
+    assert [(r.model, r.purpose, r.ok) for r in ledger[:1]] == [("sim/target-a", "", True)]
+    assert sorted((r.model, r.purpose, r.ok) for r in ledger[1:]) == [  # in the order answered
+        ("sim/judge-x", "judge", True),
+        ("sim/target-a", "", False),
+    ]
+    assert ledger[0].key == c.key(Request("sim/target-a", user("first")))
+
+
+def test_replayed_requests_count_as_cache_hits_by_model_and_purpose(world):
+    c = client(world)
+    c.count_replayed([("sim/target-a", ""), ("sim/judge-x", "judge"), ("sim/judge-x", "judge")])
+    summary = c.summary()
+    assert (summary["calls"], summary["cache_hits"]) == (0, 3)
+    assert summary["models"]["sim/judge-x"]["cache_hits"] == 2
+    assert summary["purposes"]["judge"] == {"calls": 0, "cache_hits": 2}
+    assert world.total_calls == 0
