@@ -20,6 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", help="joblib backend to spread rollouts over (loky, threading, dask, ray)")
     parser.add_argument("--jobs", type=int, metavar="N", help="workers for --backend")
     parser.add_argument("--offline", action="store_true", help="answer only from the cache (sim models too); a miss stops the run")
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="rebuild every rollout from its cached responses instead of reusing stored replays of unchanged ones",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -29,7 +34,13 @@ def main(args: argparse.Namespace) -> int:
 
     try:
         cube = run(
-            args.experiment, out=args.out, cache=args.cache, backend=args.backend, n_jobs=args.jobs, offline=args.offline
+            args.experiment,
+            out=args.out,
+            cache=args.cache,
+            backend=args.backend,
+            n_jobs=args.jobs,
+            offline=args.offline,
+            replay=not args.rebuild,
         )
     except SpecError as exc:
         for problem in exc.problems:

@@ -18,7 +18,8 @@ import xarray as xr
 from multiverse._schema import CONVERSATION_DIMS, MISSING, MISSING_REASONS, NOT_APPLICABLE
 from multiverse.cube import new_cube
 from multiverse.plan import Plan
-from multiverse.run.execute import NO_REASON, REASON_CODES, ConversationRecord
+from multiverse.run.execute import NO_REASON, REASON_CODES
+from multiverse.run.records import ConversationRecord
 from multiverse.transcript import Transcript
 
 __all__ = ["assemble_cube", "provenance"]

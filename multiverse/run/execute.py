@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,54 +22,14 @@ from multiverse._schema import MISSING, MISSING_REASONS
 from multiverse.choices import ModelSpec
 from multiverse.experiment import Experiment, parse_experiment
 from multiverse.plan import Plan, Unit, make_plan, model_judge_specs
+from multiverse.run.records import ConversationRecord, UnitResult
 from multiverse.transcript import Transcript
 
-__all__ = ["ConversationRecord", "UnitResult", "execute_units", "make_client", "run_sync", "run_unit"]
+__all__ = ["execute_units", "make_client", "run_or_replay", "run_sync", "run_unit"]
 
 T = TypeVar("T")
 NO_REASON = -1
 REASON_CODES = {reason: code for code, reason in enumerate(MISSING_REASONS)}
-
-
-@dataclass
-class ConversationRecord:
-    """One conversation's results as plain, picklable data.
-
-    Attributes
-    ----------
-    unit
-        ``(system, role, user_sim, condition, replicate)`` labels.
-    item
-        The conversation's slot in its unit.
-    transcript
-        :meth:`Transcript.to_dict` of the conversation.
-    tags
-        The monitor's ``(mode, strategy)`` per assistant turn.
-    truth
-        Planted severities ``(turns, role principles)`` read from a sim target's
-        replies, or ``None`` for a real model.
-    judged
-        Model judge label -> ``(severity, reason)`` arrays ``(turns, role
-        principles)``; ``reason`` holds indices into
-        :data:`~multiverse._schema.MISSING_REASONS` where severity is missing.
-    """
-
-    unit: tuple[str, str, str, str, int]
-    item: int
-    transcript: dict[str, Any]
-    tags: list[tuple[str, str]]
-    truth: np.ndarray | None
-    judged: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
-
-
-@dataclass
-class UnitResult:
-    """What one unit produced: its conversations, coverage share and unusable outputs."""
-
-    unit: tuple[str, str, str, str, int]
-    records: list[ConversationRecord]
-    coverage: float | None
-    unparseable: int
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -211,12 +170,48 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
     return UnitResult(unit.key, records, coverage, unparseable)
 
 
-async def _run_all(client: Any, plan: Plan, units: Sequence[Unit], roles: Mapping[str, Any]) -> list[UnitResult]:
-    return list(await asyncio.gather(*(run_unit(client, plan, unit, roles[unit.role]) for unit in units)))
+async def run_or_replay(client: Any, plan: Plan, unit: Unit, role: Any, *, replay: bool = True) -> UnitResult:
+    """:func:`run_unit`, or its stored replay when nothing it depends on has changed.
+
+    With ``replay``, a unit whose replay is in the cache (see
+    :mod:`multiverse.run.replay`) comes back without a request, its requests
+    counted as cache hits; a unit run afresh is stored as a replay if none of
+    its calls failed.
+    """
+    if not replay:
+        return await run_unit(client, plan, unit, role)
+    from multiverse.run.replay import decode_replay, encode_replay, replay_key
+
+    key = replay_key(plan, unit, role)
+    payload = client.cache.get_replay(key)
+    stored = decode_replay(payload) if payload is not None else None
+    if stored is not None:
+        result, calls = stored
+        client.count_replayed(calls)
+        return result
+    with client.recording() as ledger:
+        result = await run_unit(client, plan, unit, role)
+    if all(call.ok for call in ledger):
+        client.cache.put_replay(key, response_keys=[call.key for call in ledger], payload=encode_replay(result, ledger))
+    return result
+
+
+async def _run_all(
+    client: Any, plan: Plan, units: Sequence[Unit], roles: Mapping[str, Any], *, replay: bool
+) -> list[UnitResult]:
+    return list(
+        await asyncio.gather(*(run_or_replay(client, plan, unit, roles[unit.role], replay=replay) for unit in units))
+    )
 
 
 def _unit_job(
-    experiment: dict[str, Any], source: str, units: list[Unit], cache: str, specs_dir: str, offline: bool
+    experiment: dict[str, Any],
+    source: str,
+    units: list[Unit],
+    cache: str,
+    specs_dir: str,
+    offline: bool,
+    replay: bool,
 ) -> tuple[list[UnitResult], dict[str, Any]]:
     """One joblib task: rebuild the experiment from plain data, run its units with its own client."""
     from multiverse.specs import load_role
@@ -225,7 +220,7 @@ def _unit_job(
     plan = make_plan(e)
     roles = {role: load_role(role, specs_dir=specs_dir) for role in {u.role for u in units}}
     with make_client(e, cache, offline=offline) as client:
-        results = run_sync(_run_all(client, plan, units, roles))
+        results = run_sync(_run_all(client, plan, units, roles, replay=replay))
         return results, client.summary()
 
 
@@ -237,6 +232,7 @@ def execute_units(
     backend: str | None = None,
     n_jobs: int | None = None,
     offline: bool = False,
+    replay: bool = True,
 ) -> tuple[list[UnitResult], list[dict[str, Any]]]:
     """Run every unit of a plan; return the results and each client's summary.
 
@@ -258,11 +254,14 @@ def execute_units(
         Workers for a joblib backend (default: the backend's).
     offline
         Raise instead of calling a model on a cache miss.
+    replay
+        Reuse stored replays of finished units (see :func:`run_or_replay`);
+        ``False`` rebuilds every unit from its cached responses.
     """
     units = list(plan.units())
     if backend is None:
         with make_client(plan.experiment, cache, offline=offline) as client:
-            return run_sync(_run_all(client, plan, units, roles)), [client.summary()]
+            return run_sync(_run_all(client, plan, units, roles, replay=replay)), [client.summary()]
     import joblib
 
     if backend == "ray":
@@ -274,7 +273,7 @@ def execute_units(
     with joblib.parallel_config(backend=backend, n_jobs=n_jobs):
         jobs = joblib.Parallel()(
             joblib.delayed(_unit_job)(
-                experiment.to_dict(), experiment.source, [unit], str(cache), specs_dir, offline
+                experiment.to_dict(), experiment.source, [unit], str(cache), specs_dir, offline, replay
             )
             for unit in units
         )

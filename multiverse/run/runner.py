@@ -17,7 +17,8 @@ from multiverse.experiment import Experiment, load_experiment
 from multiverse.plan import Plan, make_plan
 from multiverse.run.assemble import assemble_cube, provenance
 from multiverse.run.checks import EXPERIMENT_CHECKS
-from multiverse.run.execute import UnitResult, execute_units
+from multiverse.run.execute import execute_units
+from multiverse.run.records import UnitResult
 
 __all__ = ["run", "resolve_experiment", "resolve_cache", "load_roles", "merge_summaries"]
 
@@ -113,6 +114,7 @@ def run(
     backend: str | None = None,
     n_jobs: int | None = None,
     offline: bool = False,
+    replay: bool = True,
 ) -> xr.Dataset:
     """Run an experiment: rollouts, then every judge on every transcript, into one cube.
 
@@ -141,6 +143,11 @@ def run(
     offline
         Answer only from the cache, ``sim/`` models included: a miss raises
         :class:`~multiverse.llm.OfflineCacheMiss` instead of calling.
+    replay
+        Reuse the stored result of a rollout unit whose cells, role, templates,
+        library code and cached responses are all unchanged, instead of
+        rebuilding it request by request from the cache (same cube, no model
+        call either way; see :mod:`multiverse.run.replay`).  ``False`` rebuilds.
 
     Returns
     -------
@@ -161,7 +168,9 @@ def run(
     plan = make_plan(e)
     roles = load_roles(e)
     cache_dir = resolve_cache(e, cache)
-    results, summaries = execute_units(plan, roles, cache=cache_dir, backend=backend, n_jobs=n_jobs, offline=offline)
+    results, summaries = execute_units(
+        plan, roles, cache=cache_dir, backend=backend, n_jobs=n_jobs, offline=offline, replay=replay
+    )
     records = [record for result in results for record in result.records]
     attrs = provenance(plan, roles)
     cube = assemble_cube(plan, roles, records, attrs=attrs)
