@@ -246,7 +246,7 @@ def test_quickstart_has_the_documented_shape():
 
 
 @pytest.mark.slow
-def test_quickstart_runs_offline_into_a_plain_netcdf_cube(tmp_path):
+def test_quickstart_runs_offline_into_a_plain_netcdf_cube_and_reruns_from_replays(tmp_path):
     out = tmp_path / "quickstart"
     assert cli(["run", str(QUICKSTART), "--out", str(out), "--cache", str(tmp_path / "cache")]) == 0
     info = json.loads((out / "run.json").read_text())
@@ -257,6 +257,11 @@ def test_quickstart_runs_offline_into_a_plain_netcdf_cube(tmp_path):
             "principle": 8, "judge": 4,
         }
         assert (plain["ended"] != "").all()
+    again = tmp_path / "again"
+    assert cli(["run", str(QUICKSTART), "--out", str(again), "--cache", str(tmp_path / "cache")]) == 0
+    rerun = json.loads((again / "run.json").read_text())
+    assert rerun["calls"] == 0 and rerun["cache_hits"] == info["calls"] + info["cache_hits"] - info["retries"]
+    xr.testing.assert_identical(open_cube(out).drop_attrs(), open_cube(again).drop_attrs())
 
 
 def test_open_cube_reads_a_run_folder(write_experiment, tmp_path, tiny_experiment):
