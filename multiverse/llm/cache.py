@@ -38,6 +38,7 @@ import sqlite3
 import threading
 import time
 import uuid
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,7 +67,7 @@ CREATE TABLE IF NOT EXISTS replays (
     key TEXT PRIMARY KEY NOT NULL,
     response_keys TEXT NOT NULL,
     fingerprint TEXT NOT NULL,
-    payload TEXT NOT NULL,
+    payload BLOB NOT NULL,
     created REAL NOT NULL
 )
 """
@@ -245,9 +246,9 @@ class Cache:
     def get_replay(self, key: str) -> str | None:
         """The payload stored under ``key`` by :meth:`put_replay`, if every response it read is unchanged.
 
-        Returns ``None`` when there is no such replay, or when one of its
-        responses is no longer stored as it was (the work must then be redone
-        from the responses).
+        Returns ``None`` when there is no such replay, when it is unreadable, or
+        when one of its responses is no longer stored as it was (the work must
+        then be redone from the responses).
         """
         row = self._conn().execute("SELECT response_keys, fingerprint, payload FROM replays WHERE key = ?", (key,)).fetchone()
         if row is None:
@@ -259,13 +260,18 @@ class Cache:
             return None
         if not isinstance(keys, list) or self.fingerprint(keys) != fingerprint:
             return None
-        return payload
+        try:
+            return zlib.decompress(payload).decode("utf-8")
+        except (zlib.error, TypeError, UnicodeDecodeError):
+            return None
 
     def put_replay(self, key: str, *, response_keys: Sequence[str], payload: str) -> bool:
         """Store ``payload`` under ``key``, bound to the responses of ``response_keys`` as stored now.
 
         Every response must already be stored (committed); otherwise nothing is
-        written.  An existing replay under ``key`` is replaced.
+        written.  An existing replay under ``key`` is replaced.  The payload is
+        stored zlib-compressed (replays mostly hold transcripts, which compress
+        well).
 
         Returns
         -------
@@ -279,7 +285,7 @@ class Cache:
         with conn:
             conn.execute(
                 "INSERT OR REPLACE INTO replays VALUES (?, ?, ?, ?, ?)",
-                (key, json.dumps(list(response_keys)), fingerprint, payload, time.time()),
+                (key, json.dumps(list(response_keys)), fingerprint, zlib.compress(payload.encode("utf-8")), time.time()),
             )
         return True
 

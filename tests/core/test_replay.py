@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import sqlite3
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -87,7 +88,7 @@ def test_an_unreadable_replay_is_rebuilt_with_a_warning(two_units, tmp_path, cou
     cold = run(two_units, cache=tmp_path / "cache")
     conn = sqlite3.connect(tmp_path / "cache" / DB_NAME)
     with conn:
-        conn.execute("UPDATE replays SET payload = '{\"result\": 1'")
+        conn.execute("UPDATE replays SET payload = ?", (zlib.compress(b'{"result": 1'),))
     conn.close()
     count_rebuilds.clear()
     with caplog.at_level(logging.WARNING, logger="multiverse.run"):

@@ -102,11 +102,18 @@ def test_a_replay_comes_back_while_every_response_it_read_is_unchanged(tmp_path)
         assert reopened.audit()["replays"] == 1
 
 
-def test_a_replay_is_refused_once_a_response_it_read_is_gone_or_changed(tmp_path):
+def test_a_replay_is_refused_once_unreadable_or_a_response_it_read_is_gone_or_changed(tmp_path):
     with Cache(tmp_path) as cache:
         cache.put_many([("a", entry("one")), ("b", entry("two"))])
         cache.put_replay("unit/1", response_keys=["a", "b"], payload="p")
     conn = sqlite3.connect(tmp_path / DB_NAME)
+    with conn:
+        conn.execute("UPDATE replays SET payload = 'not compressed'")
+    with Cache(tmp_path) as cache:
+        assert cache.get_replay("unit/1") is None
+    with Cache(tmp_path) as cache:
+        cache.put_replay("unit/1", response_keys=["a", "b"], payload="p")
+        assert cache.get_replay("unit/1") == "p"
     with conn:
         conn.execute("UPDATE responses SET text = 'edited' WHERE key = 'b'")
     with Cache(tmp_path) as cache:
