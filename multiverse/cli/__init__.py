@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 SUBCOMMANDS: dict[str, str] = {
@@ -60,7 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     sub = argparse.ArgumentParser(prog=f"multiverse {name}", description=SUBCOMMANDS[name])
     module.add_arguments(sub)
     args = sub.parse_args(rest)
-    return int(module.main(args) or 0)
+    try:
+        return int(module.main(args) or 0)
+    except BrokenPipeError:
+        # The reader went away (``multiverse ... | head``): send what is still
+        # buffered to /dev/null, so the interpreter's final flush does not fail too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

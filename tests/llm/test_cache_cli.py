@@ -40,3 +40,18 @@ def test_audit_of_a_missing_cache_is_a_clear_error_and_creates_nothing(tmp_path,
     missing = tmp_path / "nowhere"
     assert main(["cache", "audit", "--cache", str(missing)]) == 2
     assert "no cache at" in capsys.readouterr().err and not missing.exists()
+
+
+def test_output_cut_short_by_its_reader_ends_quietly(tmp_path):
+    import subprocess
+    import sys
+
+    with Cache(tmp_path) as cache:
+        cache.put_many([(f"k{i}", CacheEntry(model=f"sim/target-{i:05d}", text="x")) for i in range(5000)])
+    command = [sys.executable, "-m", "multiverse", "cache", "audit", "--cache", str(tmp_path)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = process.stdout.readline()
+    process.stdout.close()  # like `| head -1`
+    status = process.wait(timeout=60)
+    assert first.startswith(b"cache ")
+    assert status in (0, 1) and b"Traceback" not in process.stderr.read()
