@@ -53,7 +53,8 @@ def save_cube(cube: xr.Dataset, path: str | Path) -> Path:
     cube
         A judgment cube.
     path
-        Target file (``.nc``) or folder (``.zarr``); replaced when it exists.
+        Target file (``.nc``) or folder (``.zarr``); replaced atomically when
+        it exists (written beside it, then renamed into place).
 
     Returns
     -------
@@ -80,7 +81,8 @@ def save_cube(cube: xr.Dataset, path: str | Path) -> Path:
         text = [name for name, var in cube.variables.items() if var.dtype == object]
         fixed = cube.assign({name: cube[name].astype(str) for name in text if name not in cube.indexes})
         fixed = fixed.assign_coords({name: cube[name].astype(str) for name in text if name in cube.indexes})
-        fixed.to_zarr(path, mode="w", encoding=_encoding(fixed, netcdf=False))
+        with replace_dir(path) as staging:
+            fixed.to_zarr(staging, mode="w", encoding=_encoding(fixed, netcdf=False))
     else:
         raise ValueError(f"{path}: expected a .nc or .zarr path")
     return path

@@ -97,13 +97,15 @@ def test_replace_dir_swaps_whole_folder_and_keeps_old_on_error(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
-def test_zarr_round_trip_when_installed(tmp_path):
+def test_zarr_round_trip_replacing_an_earlier_store_when_installed(tmp_path):
     pytest.importorskip("zarr")
     cube = _cube()
+    save_cube(cube.isel(item=[0]), tmp_path / "cube.zarr")
     path = save_cube(cube, tmp_path / "cube.zarr")
     plain = xr.open_zarr(path).load()
     assert plain["severity"].dtype == np.int8 and "_FillValue" not in plain["severity"].encoding
     xr.testing.assert_equal(open_cube(tmp_path), cube)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cube.zarr"]  # no staging folder left
 
 
 def test_unknown_suffix_is_refused(tmp_path):
