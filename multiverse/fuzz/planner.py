@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from multiverse._schema import parse_cell_id
-from multiverse.fuzz.scenario import Scenario
+from multiverse.fuzz.scenario import MUTATION_AXES, Scenario
 
 __all__ = [
     "Allocation",
@@ -64,7 +64,6 @@ __all__ = [
     "mutation_share",
 ]
 
-MUTATION_AXES: tuple[str, ...] = ("intensity", "frame")
 VIOLATION_SCORE = 1.0
 """A parent violates when its mean peak severity reaches partial deviation."""
 

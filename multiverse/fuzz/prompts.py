@@ -24,6 +24,7 @@ from typing import Any
 
 from multiverse._schema import MODES, STRATEGIES, parse_cell_id
 from multiverse.choices import ModelSpec
+from multiverse.fuzz.scenario import MUTATION_AXES
 from multiverse.judges.model import transcript_inputs
 from multiverse.llm.request import Request
 from multiverse.llm.sim_protocol import PromptTemplate, load_template, reply_json
@@ -46,7 +47,6 @@ __all__ = [
 TEMPLATE_DIR = Path(__file__).with_name("templates")
 """Folder of the packaged campaign templates."""
 PLANNER_TASKS = ("cell", "mutation", "free_form")
-MUTATION_AXES = ("intensity", "frame")
 MONITOR_RUBRIC = ("role_fidelity", "scenario_adherence", "coherence", "arc_progression", "register")
 """The consistency monitor's rubric axes; the first three must pass."""
 RUBRIC_VALUES = ("pass", "borderline", "fail")

@@ -24,7 +24,10 @@ from typing import Any
 
 from multiverse._schema import MODES, ORIGINS, STRATEGIES, cell_id
 
-__all__ = ["Scenario", "ScenarioError"]
+__all__ = ["MUTATION_AXES", "Scenario", "ScenarioError"]
+
+MUTATION_AXES: tuple[str, ...] = ("intensity", "frame")
+"""What a mutation changes in its parent scenario: the pressure multiplier or the domain frame."""
 
 
 class ScenarioError(ValueError):
