@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 EXPERIMENTS = Path(__file__).resolve().parent
+
+
+def finite_or_none(value: Any) -> float | None:
+    """``value`` (a number or 0-d array) as a float for numbers.json; ``None`` for NaN."""
+    number = float(value)
+    return None if math.isnan(number) else number
 
 
 def save_figure(drawn: Any, name: str, figures_dir: Path) -> list[Path]:

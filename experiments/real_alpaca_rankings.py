@@ -39,6 +39,8 @@ from multiverse import data
 from multiverse.adapters import NotRowComparable, alpaca_eval, alpaca_leaderboards
 from multiverse.io import save_cube
 
+from _common import finite_or_none, save_figure
+
 NAME = "real_alpaca_rankings"
 LEADERBOARDS = "alpaca_eval/leaderboards/data_AlpacaEval_2/"
 ANNOTATIONS = "alpaca_eval/results/gpt-3.5-turbo-0301/{judge}/annotations.json"
@@ -67,7 +69,7 @@ def main(*, data_dir: str | Path, out_dir: str | Path, figures_dir: str | Path |
         pair = win_rate.sel(judge=[a, b]).dropna("system", how="any")
         n_shared = int(pair.sizes["system"])
         tau, p_value = kendalltau(pair.sel(judge=a).values, pair.sel(judge=b).values) if n_shared >= 2 else (np.nan, np.nan)
-        kendall[f"{a}|{b}"] = {"tau": _number(tau), "p_value": _number(p_value), "n_systems": n_shared}
+        kendall[f"{a}|{b}"] = {"tau": finite_or_none(tau), "p_value": finite_or_none(p_value), "n_systems": n_shared}
 
     cube = alpaca_eval([data.path(ANNOTATIONS.format(judge=j), dest=data_dir) for j in ROW_JUDGES])
     save_cube(cube, out_dir / f"{NAME}.nc")
@@ -75,7 +77,7 @@ def main(*, data_dir: str | Path, out_dir: str | Path, figures_dir: str | Path |
     for metric in ("percent", "cohen_kappa"):
         matrix = multiverse.agreement(cube, metric=metric, standard=STANDARD)
         row_agreement[metric] = {
-            f"{a}|{b}": _number(matrix.sel(judge=a, judge_b=b)) for a, b in itertools.combinations(ROW_JUDGES, 2)
+            f"{a}|{b}": finite_or_none(matrix.sel(judge=a, judge_b=b)) for a, b in itertools.combinations(ROW_JUDGES, 2)
         }
     try:
         alpaca_eval([data.path(ANNOTATIONS.format(judge=j), dest=data_dir) for j in (ROW_JUDGES[0], OTHER_BASELINE_JUDGE)])
@@ -95,7 +97,6 @@ def main(*, data_dir: str | Path, out_dir: str | Path, figures_dir: str | Path |
     numbers["shared_systems"] = int(shared.sizes["system"])
     (out_dir / f"{NAME}.json").write_text(json.dumps(numbers, indent=2, sort_keys=True) + "\n")
     if figures_dir is not None:
-        from _common import save_figure
         from multiverse.analysis import leaderboard_rankings
         from multiverse.plots import plot_rankings
 
@@ -104,6 +105,3 @@ def main(*, data_dir: str | Path, out_dir: str | Path, figures_dir: str | Path |
     return numbers
 
 
-def _number(value) -> float | None:
-    number = float(value)
-    return None if np.isnan(number) else number

@@ -24,13 +24,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
-
 import multiverse
 from multiverse import _schema as S
 from multiverse import data
 from multiverse.adapters import tau2_judgment_table, tau2_judgments
 from multiverse.io import save_cube
+
+from _common import finite_or_none, save_figure
 
 NAME = "real_tau2_judges"
 JUDGMENTS = "tau2-bench/judgments/"
@@ -58,7 +58,7 @@ def main(*, data_dir: str | Path, out_dir: str | Path, figures_dir: str | Path |
     for metric in ("percent", "cohen_kappa"):
         matrix = multiverse.agreement(cube, metric=metric, standard=STANDARD)
         agreement[metric] = {
-            f"{a}|{b}": _number(matrix.sel(judge=a, judge_b=b)) for i, a in enumerate(judges) for b in judges[i + 1 :]
+            f"{a}|{b}": finite_or_none(matrix.sel(judge=a, judge_b=b)) for i, a in enumerate(judges) for b in judges[i + 1 :]
         }
     reference = severity.sel(judge=REFERENCE)
     confusion = {}
@@ -83,7 +83,6 @@ def main(*, data_dir: str | Path, out_dir: str | Path, figures_dir: str | Path |
     }
     (out_dir / f"{NAME}.json").write_text(json.dumps(numbers, indent=2, sort_keys=True) + "\n")
     if figures_dir is not None:
-        from _common import save_figure
         from multiverse.analysis import agreement_ci
         from multiverse.plots import plot_agreement
 
@@ -92,6 +91,3 @@ def main(*, data_dir: str | Path, out_dir: str | Path, figures_dir: str | Path |
     return numbers
 
 
-def _number(value) -> float | None:
-    number = float(value)
-    return None if np.isnan(number) else number

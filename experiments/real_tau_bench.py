@@ -41,6 +41,8 @@ from multiverse.io import save_cube
 from multiverse.score import pass_hat_k, score
 from multiverse.transcript import TranscriptStore
 
+from _common import finite_or_none, save_figure
+
 NAME = "real_tau_bench"
 TRAJECTORIES = "tau-bench/historical_trajectories/gpt-4o-airline.json"
 SIMULATIONS = "tau2-bench/simulations-airline-gpt-4o.json"
@@ -70,16 +72,12 @@ def pairwise_agreement(cube: xr.Dataset) -> dict[str, dict[str, float | None]]:
         matrix = multiverse.agreement(verdicts, metric=metric, standard=STANDARD)
         judges = [str(j) for j in verdicts["judge"].values]
         out[metric] = {
-            f"{a}|{b}": _number(matrix.sel(judge=a, judge_b=b))
+            f"{a}|{b}": finite_or_none(matrix.sel(judge=a, judge_b=b))
             for i, a in enumerate(judges)
             for b in judges[i + 1 :]
         }
     return out
 
-
-def _number(value: xr.DataArray | float) -> float | None:
-    number = float(value)
-    return None if np.isnan(number) else number
 
 
 def main(*, data_dir: str | Path, out_dir: str | Path, figures_dir: str | Path | None = None, **_: object) -> dict:
@@ -123,7 +121,6 @@ def main(*, data_dir: str | Path, out_dir: str | Path, figures_dir: str | Path |
     }
     (out_dir / f"{NAME}.json").write_text(json.dumps(numbers, indent=2, sort_keys=True) + "\n")
     if figures_dir is not None:
-        from _common import save_figure
         from multiverse.analysis import agreement_ci
         from multiverse.plots import plot_agreement
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _study(name: str):
+    if str(REPO_ROOT / "experiments") not in sys.path:  # the studies share experiments/_common.py, as in make run
+        sys.path.insert(0, str(REPO_ROOT / "experiments"))
     spec = importlib.util.spec_from_file_location(f"study_{name}", REPO_ROOT / "experiments" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
