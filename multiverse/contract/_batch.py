@@ -1,16 +1,20 @@
 """Vectorised evaluation of many cases (see :func:`multiverse.contract.evaluate_batch`).
 
 Both inputs are reduced to the same flat arrays, one entry per event (cases
-concatenated) and one per action, and judged by :func:`_judge` with numpy only:
+concatenated), one per action and one per ``set_role`` event, and judged by
+:func:`_judge` with numpy only:
 
-* the active role is forward-filled within each case from the trusted,
-  known-role ``set_role`` events (``np.maximum.accumulate`` over their
-  positions), defaulting to the initial role;
-* each action is looked up in a flat role x action allowlist matrix;
+* the active role is a list of runs, one from each case's first event (the
+  initial role) and one from each trusted ``set_role`` to a known role;
+  ``np.repeat`` over the run lengths spreads it over the events, and
+  ``np.searchsorted`` on the run starts reads it at a few events;
+* only actions that some role forbids are looked up in the flat role x action
+  allowlist matrix, at the active role of their event;
 * an order error compares each integer turn with the previous integer turn of
   its case;
-* per case, the first error and first violation are ``np.minimum.reduceat``
-  over event positions.
+* each check gives the positions of the events that fail it (errors are rare);
+  a case's first error is the smallest (position, check) pair among them, and
+  its first violation the smallest violating position.
 
 Cases may use different contracts (case dicts): each distinct contract is a
 *group* with its own role and action numbering, and the role rows of all
@@ -19,13 +23,16 @@ groups are stacked into one matrix.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import xarray as xr
 
 from multiverse.contract._case import walk
@@ -40,6 +47,9 @@ from multiverse.contract._rules import (
 
 COLUMNS: tuple[str, ...] = ("case_id", "event", "turn", "actor", "action", "set_role")
 """Columns of an events table."""
+
+_VALUE_COLUMNS = ("actor", "action", "set_role")
+_THREADED_ROWS = 100_000  # from this many rows, arrow string columns are encoded in threads
 
 _CODE = {code: number for number, code in enumerate(FIXTURE_ERRORS, start=1)}
 _ERROR_NAMES = np.array([""] + list(FIXTURE_ERRORS), dtype=object)
@@ -103,135 +113,211 @@ class _Groups:
 
 @dataclass
 class _Events:
-    """Flat per-event and per-action arrays of a batch, cases concatenated."""
+    """Flat per-event and per-action arrays of a batch, cases concatenated.
+
+    Codes may be any integer dtype; the narrower, the faster the kernel.
+    """
 
     case_len: np.ndarray  # (cases,) events per case
     group_of_case: np.ndarray  # (cases,) contract group
     turn: np.ndarray  # (events,) int64, 0 where not an integer
-    turn_is_int: np.ndarray  # (events,) bool
+    turn_is_int: np.ndarray | None  # (events,) bool; None when every turn is an integer
     actor_code: np.ndarray  # (events,) index into actor_names, -1 for a missing actor
     actor_names: list  # distinct actor values
-    set_role: np.ndarray  # (events,) group-local role, -1 none, -2 not a role of the contract
-    action_event: np.ndarray  # (actions,) the event of each action
+    setters: np.ndarray  # (changes,) ascending positions of the events with a set_role
+    set_role: np.ndarray  # (changes,) their group-local role, -2 not a role of the contract
+    action_event: np.ndarray  # (actions,) the event of each action, ascending
     action: np.ndarray  # (actions,) group-local action, -2 outside the vocabulary
+
+
+@dataclass
+class _Runs:
+    """The active role as runs of events: run k covers ``start[k]:start[k + 1]``."""
+
+    start: np.ndarray  # ascending; a run may be empty
+    role: np.ndarray  # stacked role row of each run
+    length: np.ndarray
+
+    def at(self, positions: np.ndarray) -> np.ndarray:
+        """The role row at some event positions."""
+        return self.role[np.searchsorted(self.start, positions, side="right") - 1]
+
+
+def _case_of(positions: np.ndarray, case_start: np.ndarray) -> np.ndarray:
+    """The case of each event position (an empty case starts where the next one does)."""
+    return np.searchsorted(case_start, positions, side="right") - 1
+
+
+def _unique_sorted(values: np.ndarray) -> np.ndarray:
+    """Distinct values of an ascending array (``np.unique`` without its sort)."""
+    keep = np.ones(len(values), dtype=bool)
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
+
+
+def _firsts(
+    positions: np.ndarray, codes: np.ndarray, case_start: np.ndarray, n_events: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per case, the first event position among ``positions`` and its lowest code.
+
+    Returns the position (``n_events`` where the case has none) and the code (0).
+    Errors are rare, so this sorts the few error positions instead of reducing
+    a full per-event array.
+    """
+    key = np.sort(positions.astype(np.int64) * 16 + codes)
+    positions, codes = key >> 4, key & 15
+    case = _case_of(positions, case_start)
+    first = np.ones(len(case), dtype=bool)
+    np.not_equal(case[1:], case[:-1], out=first[1:])
+    first_position = np.full(len(case_start), n_events, dtype=np.int64)
+    first_code = np.zeros(len(case_start), dtype=np.int64)
+    first_position[case[first]] = positions[first]
+    first_code[case[first]] = codes[first]
+    return first_position, first_code
+
+
+def _order_errors(ev: _Events, case_start: np.ndarray, nonempty: np.ndarray) -> np.ndarray:
+    """Positions of events whose turn is not an integer above the case's previous integer turn."""
+    n_events = len(ev.turn)
+    if ev.turn_is_int is None or not n_events:  # the usual case: compare each turn with the one before it
+        error = np.empty(n_events, dtype=bool)
+        error[:1] = False
+        np.less_equal(ev.turn[1:], ev.turn[:-1], out=error[1:])
+        error[case_start[nonempty]] = False
+        return np.flatnonzero(error)
+    index = np.arange(n_events)
+    last_int = np.maximum.accumulate(np.where(ev.turn_is_int, index, -1))
+    previous = np.concatenate(([-1], last_int[:-1]))
+    has_previous = previous >= np.repeat(case_start, ev.case_len)
+    return np.flatnonzero(~ev.turn_is_int | (has_previous & (ev.turn <= ev.turn[previous])))
+
+
+def _role_runs(ev: _Events, tables: dict, case_start: np.ndarray, transitions: np.ndarray) -> _Runs:
+    """Runs of the active role: from each case's first event, and from each transition.
+
+    A transition at a case's first event leaves that case's initial run empty.
+    """
+    nonempty = ev.case_len > 0
+    groups = ev.group_of_case[nonempty]
+    start_role = tables["offset"][groups] + tables["initial"][groups]
+    change = ev.setters[transitions]
+    change_role = tables["offset"][ev.group_of_case[_case_of(change, case_start)]] + ev.set_role[transitions]
+    key = np.concatenate((case_start[nonempty] * 2, change * 2 + 1))  # a case's start sorts before its change
+    order = np.argsort(key, kind="stable")
+    start = key[order] >> 1
+    return _Runs(start, np.concatenate((start_role, change_role))[order], np.diff(start, append=len(ev.turn)))
+
+
+def _outside(ev: _Events, tables: dict, runs: _Runs, judged: np.ndarray) -> np.ndarray:
+    """Judged actions in the vocabulary but outside the active role's allowlist.
+
+    Only actions some role row forbids are looked up (few, in a typical
+    contract), so the active role is read at those events alone.
+    """
+    allowed, width = tables["allowed"], int(tables["width"])
+    forbidden_somewhere = np.append(~allowed.reshape(-1, width).all(axis=0), [False, False])  # codes -2, -1
+    candidates = np.flatnonzero(judged & forbidden_somewhere[ev.action])
+    cells = runs.at(ev.action_event[candidates]) * width + ev.action[candidates]
+    outside = np.zeros(len(ev.action), dtype=bool)
+    outside[candidates[~allowed[cells]]] = True
+    return outside
 
 
 def _judge(ev: _Events, groups: _Groups) -> dict[str, np.ndarray]:
     """Judge flat event arrays; see the module docstring for the method."""
     tables = groups.tables()
     n_cases, n_events = len(ev.case_len), len(ev.turn)
-    index = np.arange(n_events)
     case_start = np.zeros(n_cases, dtype=np.int64)
     np.cumsum(ev.case_len[:-1], out=case_start[1:])
-    case_of_event = np.repeat(np.arange(n_cases), ev.case_len)
-    start_of_event = case_start[case_of_event]
-    group_of_event = ev.group_of_case[case_of_event]
+    nonempty = ev.case_len > 0
 
-    # turn order: each integer turn against the previous integer turn of its case
-    if ev.turn_is_int.all():  # the usual case: compare each turn with the one before it
-        order_error = np.zeros(n_events, dtype=bool)
-        order_error[1:] = (ev.turn[1:] <= ev.turn[:-1]) & (start_of_event[1:] < index[1:])
-    else:
-        last_int = np.maximum.accumulate(np.where(ev.turn_is_int, index, -1))
-        previous = np.concatenate(([-1], last_int[:-1]))
-        has_previous = previous >= start_of_event
-        order_error = ~ev.turn_is_int | (has_previous & (ev.turn <= ev.turn[previous]))
-
-    # actors (tables get a trailing entry that code -1, a missing actor, picks)
+    # actors: the fixed ones are known; a trusted actor outside them is known in its own group
     names = ev.actor_names
-    is_assistant = np.asarray([a == "assistant" for a in names] + [False])[ev.actor_code]
-    base_known = np.asarray([isinstance(a, str) and a in ACTORS for a in names] + [False])
     position = {a: i for i, a in enumerate(names)}
     trusted_code = np.asarray([position.get(r.trusted_actor, -2) for r in groups.rules], dtype=np.int64)
-    is_trusted = ev.actor_code == trusted_code[group_of_event]
-    actor_error = ~(base_known[ev.actor_code] | is_trusted)
+    base_unknown = np.asarray([not (isinstance(a, str) and a in ACTORS) for a in names] + [True])
+    suspects = np.flatnonzero(base_unknown[ev.actor_code] if base_unknown[:-1].any() else ev.actor_code < 0)
+    suspect_trusted = trusted_code[ev.group_of_case[_case_of(suspects, case_start)]]
+    actor_errors = suspects[ev.actor_code[suspects] != suspect_trusted]
 
     # role changes: trusted set_role to a known role, applied before the event's actions
-    has_set = ev.set_role != -1
-    untrusted = has_set & ~is_trusted
-    unknown_role = has_set & is_trusted & (ev.set_role < 0)
-    transition = has_set & is_trusted & (ev.set_role >= 0)
-    last_transition = np.maximum.accumulate(np.where(transition, index, -1)) if n_events else index
-    from_transition = last_transition >= start_of_event
-    role_local = np.where(from_transition, ev.set_role[last_transition], tables["initial"][group_of_event])
-    role = tables["offset"][group_of_event] + role_local
+    trusted = ev.actor_code[ev.setters] == trusted_code[ev.group_of_case[_case_of(ev.setters, case_start)]]
+    known_role = ev.set_role >= 0
+    runs = _role_runs(ev, tables, case_start, trusted & known_role)
 
     # actions: misplaced on non-assistant events (not judged), unknown, or outside the role
-    has_actions = np.bincount(ev.action_event, minlength=n_events) > 0
-    misplaced = has_actions & ~is_assistant
-    judged = is_assistant[ev.action_event]
-    known = ev.action >= 0
-    unknown_event = np.bincount(ev.action_event[judged & ~known], minlength=n_events) > 0
-    cell = role[ev.action_event] * tables["width"] + np.where(known, ev.action, 0)
-    outside = judged & known & ~tables["allowed"][cell]
-    violating = np.bincount(ev.action_event[outside], minlength=n_events) > 0
+    judged = ev.actor_code[ev.action_event] == position.get("assistant", -2)
+    outside = _outside(ev, tables, runs, judged)
+    violations = ev.action_event[outside]
 
-    # each event's first error, in the check order of FIXTURE_ERRORS
+    # each case's first error: lowest event position, then check order
     found = {
-        "invalid_event_order": order_error,
-        "unknown_actor": actor_error,
-        "untrusted_role_transition": untrusted,
-        "unknown_transition_role": unknown_role,
-        "actions_on_non_assistant_event": misplaced,
-        "unknown_action": unknown_event,
+        "invalid_event_order": _order_errors(ev, case_start, nonempty),
+        "unknown_actor": actor_errors,
+        "untrusted_role_transition": ev.setters[~trusted],
+        "unknown_transition_role": ev.setters[trusted & ~known_role],
+        "actions_on_non_assistant_event": _unique_sorted(ev.action_event[~judged]),
+        "unknown_action": _unique_sorted(ev.action_event[judged & (ev.action < 0)]),
     }
-    checks = [c for c in FIXTURE_ERRORS if c in found]
-    code = np.select([found[c] for c in checks], [_CODE[c] for c in checks], 0)
-
-    # per case: first error (case-level checks first), first violation
-    nonempty = ev.case_len > 0
-    first_error_event = np.full(n_cases, n_events, dtype=np.int64)
-    first_violation_event = np.full(n_cases, n_events, dtype=np.int64)
-    if n_events:
-        starts = case_start[nonempty]
-        first_error_event[nonempty] = np.minimum.reduceat(np.where(code > 0, index, n_events), starts)
-        first_violation_event[nonempty] = np.minimum.reduceat(np.where(violating, index, n_events), starts)
-    event_error = first_error_event < n_events
-    safe_error = np.minimum(first_error_event, max(n_events - 1, 0))
-    case_code = np.where(event_error, code[safe_error] if n_events else 0, 0)
-    case_code = np.where(nonempty, case_code, _CODE["empty_transcript"])
+    positions = np.concatenate(list(found.values()))
+    codes = np.concatenate([np.full(len(p), _CODE[c], dtype=np.int64) for c, p in found.items()])
+    first_error_event, case_code = _firsts(positions, codes, case_start, n_events)
+    case_code[~nonempty] = _CODE["empty_transcript"]
     initial_unknown = tables["initial_unknown"][ev.group_of_case]
-    case_code = np.where(initial_unknown, _CODE["unknown_initial_role"], case_code)
-    turn_float = np.where(ev.turn_is_int, ev.turn.astype(np.float64), np.nan)
-    error_turn = np.full(n_cases, np.nan)
-    if n_events:
-        from_event = event_error & nonempty & ~initial_unknown
-        error_turn = np.where(from_event, turn_float[safe_error], np.nan)
+    case_code[initial_unknown] = _CODE["unknown_initial_role"]
+
+    turn = np.empty(n_events + 1)  # position n_events (no event) has no turn
+    turn[:n_events] = ev.turn
+    turn[n_events] = np.nan
+    if ev.turn_is_int is not None:
+        turn[:n_events][~ev.turn_is_int] = np.nan
+    error_turn = turn[np.where(nonempty & ~initial_unknown, first_error_event, n_events)]
 
     valid = case_code == 0
-    violating &= valid[case_of_event]
-    has_violation = valid & (first_violation_event < n_events)
-    first_violation_turn = np.full(n_cases, np.nan)
-    if n_events:
-        safe_violation = np.minimum(first_violation_event, n_events - 1)
-        first_violation_turn = np.where(has_violation, turn_float[safe_violation], np.nan)
-    n_violations = np.bincount(case_of_event[ev.action_event[outside]], minlength=n_cases) * valid
+    violation_case = _case_of(violations, case_start)
+    counted = valid[violation_case]
+    counted_violations = violations[counted]
+    first_violation_event, _ = _firsts(counted_violations, np.zeros_like(counted_violations), case_start, n_events)
+    violation = np.zeros(n_events, dtype=bool)
+    violation[counted_violations] = True
     return {
         "case_len": ev.case_len,
-        "case_of_event": case_of_event,
-        "position": index - start_of_event,
-        "turn": turn_float,
-        "active_role": tables["names"][role] if n_events else np.empty(0, dtype=object),
-        "violation": violating,
-        "n_violations": n_violations.astype(np.int64),
-        "first_violation_turn": first_violation_turn,
+        "turn": turn[:n_events],
+        "active_role": np.repeat(tables["names"][runs.role], runs.length),
+        "violation": violation,
+        "n_violations": np.bincount(violation_case[counted], minlength=n_cases).astype(np.int64),
+        "first_violation_turn": turn[first_violation_event],
         "first_error": _ERROR_NAMES[case_code],
         "first_error_turn": error_turn,
         "contract_version": tables["version"][ev.group_of_case],
     }
 
 
+def _placement(case_len: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Case and position within the case of every event, cases concatenated."""
+    case_start = np.cumsum(case_len) - case_len
+    case_of_event = np.repeat(np.arange(len(case_len)), case_len)
+    return case_of_event, np.arange(len(case_of_event)) - case_start[case_of_event]
+
+
 def _grid(values: np.ndarray, judged: dict[str, np.ndarray], width: int, fill: Any) -> np.ndarray:
-    """Per-event values laid out as (case, event), padded with ``fill``."""
+    """Per-event values laid out as (case, event), padded with ``fill``.
+
+    Events are in case order unless ``judged`` places them (``case_of_event``,
+    ``position``); equal-length cases in order are a plain reshape.
+    """
     case_len = judged["case_len"]
     n_cases = len(case_len)
-    in_order = judged["case_of_event"]
     if width == 0:
         return np.empty((n_cases, 0), dtype=values.dtype)
-    if n_cases and (case_len == width).all() and (in_order[::width] == np.arange(n_cases)).all():
+    if "case_of_event" in judged:
+        case_of_event, position = judged["case_of_event"], judged["position"]
+    elif (case_len == width).all():
         return values.reshape(n_cases, width)
+    else:
+        case_of_event, position = _placement(case_len)
     out = np.full((n_cases, width), fill, dtype=values.dtype)
-    out[judged["case_of_event"], judged["position"]] = values
+    out[case_of_event, position] = values
     return out
 
 
@@ -297,7 +383,7 @@ def _flatten_dicts(transcripts: list[list], group_of_case: np.ndarray, groups: _
     try:
         if kinds == {int}:
             turn = np.fromiter(turns, dtype=np.int64, count=n_events)
-            turn_is_int = np.ones(n_events, dtype=bool)
+            turn_is_int = None
         else:
             turn_is_int = np.fromiter((type(t) is int for t in turns), dtype=bool, count=n_events)
             turn = np.fromiter((t if type(t) is int else 0 for t in turns), dtype=np.int64, count=n_events)
@@ -333,23 +419,27 @@ def _flatten_dicts(transcripts: list[list], group_of_case: np.ndarray, groups: _
             index = groups.role_index
             set_role[where] = [index[g].get(set_roles[i], _UNKNOWN) for i, g in zip(where, group_of_event[where])]
             codes, names = pd.factorize(np.fromiter(flat, dtype=object, count=len(flat)))
-            action = _action_codes(np.asarray(codes, np.int64), list(names), group_of_event[action_event], groups)
+            action = _action_codes(np.asarray(codes, np.int64), list(names), groups, group_of_event[action_event])
     except TypeError:  # an unhashable actor, role or action
         return None
-    return _Events(case_len, group_of_case, turn, turn_is_int, actor_code, actor_names, set_role, action_event, action)
+    setters = np.flatnonzero(set_role != -1)
+    return _Events(
+        case_len, group_of_case, turn, turn_is_int, actor_code, actor_names,
+        setters, set_role[setters], action_event, action,
+    )
 
 
-def _action_codes(codes: np.ndarray, names: list, group_of_action: np.ndarray, groups: _Groups) -> np.ndarray:
+def _action_codes(codes: np.ndarray, names: list, groups: _Groups, group_of_action: np.ndarray | None) -> np.ndarray:
     """Group-local vocabulary index of each action (-2 outside the vocabulary).
 
     ``codes`` index ``names`` (the distinct action values); each group maps a
-    name through its own vocabulary.
+    name through its own vocabulary (``group_of_action`` is ``None`` for one group).
     """
     table = np.asarray(
         [[index.get(u, _UNKNOWN) if isinstance(u, str) else _UNKNOWN for u in names] for index in groups.action_index],
-        dtype=np.int64,
+        dtype=np.int8 if max(map(len, groups.action_index), default=0) < 127 else np.int64,
     ).reshape(len(groups.action_index), len(names))
-    return table[group_of_action, codes]
+    return table[0].take(codes) if group_of_action is None else table[group_of_action, codes]
 
 
 def _from_dicts(cases: Sequence, default: Any) -> xr.Dataset:
@@ -386,8 +476,6 @@ def _walked(rules: ContractRules, transcript: list) -> dict[str, np.ndarray]:
     n = len(transcript)
     return {
         "case_len": np.asarray([n], dtype=np.int64),
-        "case_of_event": np.zeros(n, dtype=np.int64),
-        "position": np.arange(n),
         "turn": np.asarray(
             [float(e["turn"]) if isinstance(e, dict) and type(e.get("turn")) is int else np.nan for e in transcript],
             dtype=np.float64,
@@ -406,8 +494,10 @@ def _combine(parts: list[dict[str, np.ndarray]], order: np.ndarray) -> dict[str,
     """Join judged parts; ``order[k]`` is the input position of the k-th case across parts."""
     n_cases = len(order)
     joined = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+    placements = [_placement(p["case_len"]) for p in parts]
     offsets = np.cumsum([0] + [len(p["case_len"]) for p in parts[:-1]])
-    joined["case_of_event"] = order[np.concatenate([p["case_of_event"] + o for p, o in zip(parts, offsets)])]
+    joined["case_of_event"] = order[np.concatenate([case + o for (case, _), o in zip(placements, offsets)])]
+    joined["position"] = np.concatenate([position for _, position in placements])
     for name in _PER_CASE:
         values = joined[name]
         if len(values) == n_cases:
@@ -420,13 +510,38 @@ def _combine(parts: list[dict[str, np.ndarray]], order: np.ndarray) -> dict[str,
 # --- events tables ------------------------------------------------------------------------
 
 
-def _column_codes(column: pd.Series) -> tuple[np.ndarray, list]:
-    """Integer codes (-1 for null) and the values they index, for any string column."""
+def _arrow_strings(column: pd.Series) -> pa.Array | None:
+    """The pyarrow array behind an arrow-backed string column, else ``None``."""
+    dtype = column.dtype
+    if isinstance(dtype, pd.ArrowDtype):
+        kind = dtype.pyarrow_dtype
+    elif isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+        kind = pa.string()
+    else:
+        return None
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return None
+    values = pa.array(column.array)
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+
+
+def _column_codes(column: pd.Series) -> tuple[np.ndarray, list, int]:
+    """Integer codes of any string column, the values they index, and the code of a null.
+
+    Categorical codes are used as they are (-1 for null); arrow strings are
+    encoded by pyarrow, which keeps a null as one more value (``None``) rather
+    than spend a pass on replacing its code.
+    """
     if isinstance(column.dtype, pd.CategoricalDtype):
-        categories = column.cat.categories.to_numpy(dtype=object)
-        return column.cat.codes.to_numpy().astype(np.int64, copy=False), list(categories)
+        return column.cat.codes.to_numpy(), column.cat.categories.to_numpy(dtype=object).tolist(), -1
+    strings = _arrow_strings(column)
+    if strings is not None:
+        encoded = pc.dictionary_encode(strings, null_encoding="encode")
+        values = encoded.dictionary.to_pylist()
+        null = values.index(None) if encoded.dictionary.null_count else -1
+        return encoded.indices.to_numpy(), values, null
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    return np.asarray(codes, dtype=np.int64), list(uniques)
+    return np.asarray(codes), list(uniques), -1
 
 
 def _turn_column(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -462,6 +577,81 @@ def _turn_column(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
 
 
+@dataclass
+class _CaseRows:
+    """The rows of a table grouped by case, cases in order of first appearance."""
+
+    order: np.ndarray | None  # row permutation that groups them; None when they already are
+    case_break: np.ndarray  # (rows,) in grouped order: the row starts a case
+    case_ids: list  # (cases,)
+
+
+def _breaks(codes: np.ndarray) -> np.ndarray:
+    """Rows whose code differs from the previous row's (the first row included)."""
+    out = np.ones(len(codes), dtype=bool)
+    np.not_equal(codes[1:], codes[:-1], out=out[1:])
+    return out
+
+
+def _case_rows(column: pd.Series, event: np.ndarray) -> _CaseRows:
+    """Group the rows by case, then event.
+
+    Rows already grouped (each case one block, events not decreasing within
+    it, as :func:`to_events_table` writes them) keep their order.  That check
+    compares adjacent rows only, so an arrow column of case ids is never hashed
+    then; otherwise the rows are sorted by (first appearance of the case, event).
+    """
+    strings = _arrow_strings(column)
+    if strings is not None:
+        if strings.null_count:
+            null = strings.is_null().to_numpy(zero_copy_only=False)
+            raise ValueError(f"events table: row {int(np.argmax(null))}: case_id is null")
+        case_break = np.ones(len(strings), dtype=bool)
+        case_break[1:] = pc.not_equal(strings[1:], strings[:-1]).to_numpy(zero_copy_only=False)
+        case_ids = strings.take(np.flatnonzero(case_break)).to_pylist()
+    else:
+        codes, values, _ = _column_codes(column)
+        if codes.min() < 0:
+            raise ValueError(f"events table: row {int(np.argmin(codes))}: case_id is null")
+        case_break = _breaks(codes)
+        case_ids = [values[c] for c in codes[case_break]]
+    if len(set(case_ids)) == len(case_ids) and not (~case_break[1:] & (event[1:] < event[:-1])).any():
+        return _CaseRows(None, case_break, case_ids)
+    codes, values, _ = _column_codes(column)
+    _, first_row = np.unique(codes, return_index=True)
+    rank = np.empty(int(codes.max()) + 1, dtype=np.int64)
+    rank[codes[np.sort(first_row)]] = np.arange(len(first_row))
+    order = np.lexsort((event, rank[codes]))
+    case_break = _breaks(codes[order])
+    return _CaseRows(order, case_break, [values[c] for c in codes[order][case_break]])
+
+
+def _check_positions(event: np.ndarray, new_event: np.ndarray, case_break: np.ndarray, case_ids: list) -> None:
+    """Raise if the events of some case do not run 0, 1, 2, ... (rows grouped by case)."""
+    starts = np.flatnonzero(new_event)
+    case_of_event = np.cumsum(case_break[starts]) - 1
+    position = np.arange(len(starts)) - np.flatnonzero(case_break[starts])[case_of_event]
+    bad = np.flatnonzero(event[starts] != position)
+    if len(bad):
+        k = bad[0]
+        raise ValueError(
+            f"events table: case {case_ids[case_of_event[k]]!r}: event positions must run "
+            f"0, 1, 2, ... (found {event[starts][k]} where {position[k]} was expected)"
+        )
+
+
+def _later(pool: ThreadPoolExecutor | None, fn: Callable, *args: Any) -> Future:
+    """``pool.submit(fn, *args)``, or ``fn(*args)`` run now when there is no pool."""
+    if pool is not None:
+        return pool.submit(fn, *args)
+    done: Future = Future()
+    try:
+        done.set_result(fn(*args))
+    except Exception as error:  # raised where the result is read, as from a pool
+        done.set_exception(error)
+    return done
+
+
 def _from_table(table: pd.DataFrame, contract: Any) -> xr.Dataset:
     if contract is None:
         raise TypeError("evaluate_batch: an events table needs contract=")
@@ -469,94 +659,91 @@ def _from_table(table: pd.DataFrame, contract: Any) -> xr.Dataset:
     missing = [c for c in COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"events table: missing column {missing[0]!r} (expected {', '.join(COLUMNS)})")
+    # Hashing arrow strings releases the GIL: a large table encodes them on a second core.
+    threaded = len(table) >= _THREADED_ROWS and any(_arrow_strings(table[n]) is not None for n in _VALUE_COLUMNS)
+    pool = ThreadPoolExecutor(max_workers=2) if threaded else None
+    try:
+        encoded = {name: _later(pool, _column_codes, table[name]) for name in _VALUE_COLUMNS}
+        return _judge_table(table, rules, {name: future.result for name, future in encoded.items()})
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
+
+def _judge_table(table: pd.DataFrame, rules: ContractRules, encoded: dict[str, Callable]) -> xr.Dataset:
+    """Judge an events table; ``encoded[name]()`` gives the codes of a value column."""
     groups = _Groups()
     groups.add(rules)
     n_rows = len(table)
-
-    case_code, case_names = _column_codes(table["case_id"])
-    if n_rows and case_code.min() < 0:
-        raise ValueError(f"events table: row {int(np.argmin(case_code))}: case_id is null")
     event_column = table["event"]
     if not pd.api.types.is_integer_dtype(event_column.dtype) or event_column.isna().any():
         raise ValueError(f"events table: column 'event' must hold integers, got {event_column.dtype}")
     event = event_column.to_numpy(dtype=np.int64)
+    if not n_rows:
+        none = np.zeros(0, dtype=np.int64)
+        empty = _Events(none, none, none, None, none, [], none, none, none, none)
+        return _dataset(np.empty(0, dtype=object), _judge(empty, groups))
 
-    # cases in order of first appearance, rows grouped by case then event
-    present = np.flatnonzero(np.bincount(case_code, minlength=len(case_names))) if n_rows else np.empty(0, np.int64)
-    grouped = n_rows < 2 or (
-        (np.diff(case_code) >= 0).all() and ((np.diff(case_code) > 0) | (np.diff(event) >= 0)).all()
-    )
-    if grouped:
-        order = None
-        first_seen = present
-    else:
-        _, first_row = np.unique(case_code, return_index=True)
-        first_seen = case_code[np.sort(first_row)]
-        rank = np.empty(len(case_names), dtype=np.int64)
-        rank[first_seen] = np.arange(len(first_seen))
-        order = np.lexsort((event, rank[case_code]))
-    relabel = np.full(len(case_names) + 1, -1, dtype=np.int64)
-    relabel[first_seen] = np.arange(len(first_seen))
-    case = relabel[case_code]
+    grouped = _case_rows(table["case_id"], event)
+    case_break, case_ids = grouped.case_break, grouped.case_ids
 
     def rows(values: np.ndarray) -> np.ndarray:
-        return values if order is None else values[order]
+        return values if grouped.order is None else values[grouped.order]
 
-    case, event = rows(case), rows(event)
+    event = rows(event)
+    step = event[1:] - event[:-1]
+    new_event = case_break.copy()
+    new_event[1:] |= step != 0
+    block_start = np.flatnonzero(case_break)
+    if event[block_start].any() or (~case_break[1:] & (step > 1)).any():
+        _check_positions(event, new_event, case_break, case_ids)
+
     turn, turn_is_int = (rows(a) for a in _turn_column(table["turn"]))
-    actor_code, actor_names = _column_codes(table["actor"])
-    actor_code = rows(actor_code)
-    role_code, role_values = _column_codes(table["set_role"])
+    actor_code, actor_names, _ = encoded["actor"]()  # a null actor is unknown whatever its code
+    role_code, role_values, no_role = encoded["set_role"]()
+    action_code, action_values, no_action = encoded["action"]()
+    actor_code, role_code, action_code = rows(actor_code), rows(role_code), rows(action_code)
     role_table = np.asarray(
         [groups.role_index[0].get(v, _UNKNOWN) if isinstance(v, str) else _UNKNOWN for v in role_values] + [-1],
         dtype=np.int64,
     )
-    set_role = role_table[rows(role_code)]
-    action_code, action_values = _column_codes(table["action"])
-    action_code = rows(action_code)
+    role_table[no_role] = -1
+    action_rows = np.flatnonzero(action_code != no_action)
 
-    new_event = np.ones(n_rows, dtype=bool)
-    new_event[1:] = (case[1:] != case[:-1]) | (event[1:] != event[:-1])
-    starts = np.flatnonzero(new_event)
-    row_event = np.cumsum(new_event) - 1
-    case_of_event = case[starts]
-    case_len = np.bincount(case_of_event, minlength=len(first_seen)).astype(np.int64)
-    case_start = np.concatenate(([0], np.cumsum(case_len)[:-1])).astype(np.int64)
-    position = np.arange(len(starts)) - case_start[case_of_event]
-    bad = np.flatnonzero(event[starts] != position)
-    if len(bad):
-        k = bad[0]
-        raise ValueError(
-            f"events table: case {case_names[first_seen[case_of_event[k]]]!r}: event positions must run "
-            f"0, 1, 2, ... (found {event[starts][k]} where {position[k]} was expected)"
-        )
-    if len(starts) != n_rows:
+    if new_event.all():  # one row per event
+        case_len = np.diff(block_start, append=n_rows)
+        action_event = action_rows
+    else:
+        starts = np.flatnonzero(new_event)
+        row_event = np.cumsum(new_event) - 1
+        set_role = role_table[role_code]
         for name, values in (("turn", turn), ("turn", turn_is_int), ("actor", actor_code), ("set_role", set_role)):
             differs = np.flatnonzero(values != values[starts][row_event])
             if len(differs):
-                k = row_event[differs[0]]
+                k = starts[row_event[differs[0]]]
                 raise ValueError(
-                    f"events table: case {case_names[first_seen[case_of_event[k]]]!r} event {event[starts][k]}: "
+                    f"events table: case {case_ids[np.count_nonzero(case_break[:k + 1]) - 1]!r} event {event[k]}: "
                     f"rows of one event disagree on {name}"
                 )
-
-    has_action = action_code >= 0
-    action_event = row_event[has_action]
-    action = _action_codes(action_code[has_action], action_values, np.zeros(len(action_event), np.int64), groups)
+        case_len = np.diff(row_event[block_start], append=len(starts))
+        action_event = row_event[action_rows]
+        turn, turn_is_int, actor_code, role_code = (a[starts] for a in (turn, turn_is_int, actor_code, role_code))
+    setters = np.flatnonzero(role_code != no_role)
     flat = _Events(
         case_len=case_len,
         group_of_case=np.zeros(len(case_len), dtype=np.int64),
-        turn=turn[starts],
-        turn_is_int=turn_is_int[starts],
-        actor_code=actor_code[starts],
+        turn=turn,
+        turn_is_int=None if turn_is_int.all() else turn_is_int,
+        actor_code=actor_code,
         actor_names=actor_names,
-        set_role=set_role[starts],
+        setters=setters,
+        set_role=role_table[role_code[setters]],
         action_event=action_event,
-        action=action,
+        action=_action_codes(action_code[action_rows], action_values, groups, None),
     )
-    case_ids = np.empty(len(first_seen), dtype=object)
-    case_ids[:] = np.asarray(case_names, dtype=object)[first_seen] if len(first_seen) else []
-    return _dataset(case_ids, _judge(flat, groups))
+    ids = np.empty(len(case_ids), dtype=object)
+    ids[:] = case_ids
+    return _dataset(ids, _judge(flat, groups))
 
 
 def to_events_table(cases: Sequence) -> pd.DataFrame:

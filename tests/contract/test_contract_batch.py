@@ -153,6 +153,69 @@ def test_table_rows_in_any_order_give_the_same_verdicts():
     assert_matches_reference(ds.sel(case=[c["case_id"] for c in cases]), cases)
 
 
+def _table_cases():
+    return [c for c in _named_cases() + _fixture_cases() if _tabular(c) and c["contract"] == SUPPORT_CONTRACT]
+
+
+@pytest.mark.parametrize("kind", ["categorical", "arrow"])
+def test_grouped_rows_keep_their_order_whatever_the_case_codes(kind):
+    cases = _table_cases()
+    table = _string_columns(to_events_table(cases), kind)
+    if kind == "categorical":  # categories in reverse order of the case blocks
+        table["case_id"] = table["case_id"].cat.reorder_categories(table["case_id"].cat.categories[::-1])
+    ds = evaluate_batch(table, contract=SUPPORT_CONTRACT)
+    assert list(ds["case"].values) == [c["case_id"] for c in cases]
+    assert_matches_reference(ds, cases)
+
+
+@pytest.mark.parametrize("kind", ["categorical", "arrow"])
+def test_a_case_split_over_two_blocks_of_rows(kind):
+    cases = _named_cases()[:2]
+    table = to_events_table(cases)
+    first = table[table["case_id"] == cases[0]["case_id"]]
+    split = pd.concat([first.iloc[:3], table[table["case_id"] == cases[1]["case_id"]], first.iloc[3:]])
+    ds = evaluate_batch(_string_columns(split.reset_index(drop=True), kind), contract=SUPPORT_CONTRACT)
+    assert_matches_reference(ds, cases)
+
+
+def test_arrow_columns_of_several_chunks():
+    import pyarrow as pa
+
+    cases = _table_cases()
+    table = to_events_table(cases)
+    half = len(table) // 2
+    for name in ("case_id", "actor", "action", "set_role"):
+        values = table[name].astype(object).where(table[name].notna(), None).tolist()
+        chunks = pa.chunked_array([pa.array(values[:half], pa.string()), pa.array(values[half:], pa.string())])
+        table[name] = pd.Series(pd.arrays.ArrowExtensionArray(chunks))
+    assert_matches_reference(evaluate_batch(table, contract=SUPPORT_CONTRACT), cases)
+
+
+def test_large_arrow_tables_encode_in_threads(monkeypatch):
+    from multiverse.contract import _batch
+
+    monkeypatch.setattr(_batch, "_THREADED_ROWS", 0)
+    cases = _table_cases()
+    ds = evaluate_batch(_string_columns(to_events_table(cases), "arrow"), contract=SUPPORT_CONTRACT)
+    assert_matches_reference(ds, cases)
+
+
+@pytest.mark.parametrize("kind", ["categorical", "object", "arrow"])
+def test_null_case_id_names_its_row(kind):
+    table = _string_columns(to_events_table([delayed_refund()]), kind)
+    table["case_id"] = table["case_id"].astype(object).where(table.index != 2, None)
+    table = _string_columns(table, kind) if kind != "categorical" else table.astype({"case_id": "category"})
+    with pytest.raises(ValueError, match="row 2: case_id is null"):
+        evaluate_batch(table, contract=SUPPORT_CONTRACT)
+
+
+def test_table_whose_case_does_not_start_at_event_0():
+    table = to_events_table([delayed_refund()])
+    table["event"] += 1
+    with pytest.raises(ValueError, match=r"found 1 where 0 was expected"):
+        evaluate_batch(table, contract=SUPPORT_CONTRACT)
+
+
 def test_table_accepts_a_loaded_contract_object():
     class Loaded:
         def to_dict(self):
