@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import chain, compress, islice, repeat
+from operator import is_not
 from typing import Any
 
 import numpy as np
@@ -64,10 +65,14 @@ class _Groups:
 
     rules: list[ContractRules] = field(default_factory=list)
     by_key: dict[tuple, int] = field(default_factory=dict)
+    by_id: dict[int, tuple[ContractRules, int]] = field(default_factory=dict)
     role_index: list[dict[str, int]] = field(default_factory=list)
     action_index: list[dict[str, int]] = field(default_factory=list)
 
     def add(self, rules: ContractRules) -> int:
+        seen = self.by_id.get(id(rules))
+        if seen is not None:
+            return seen[1]
         key = rules.key
         group = self.by_key.get(key)
         if group is None:
@@ -75,6 +80,7 @@ class _Groups:
             self.rules.append(rules)
             self.role_index.append({name: i for i, name in enumerate(rules.allowed)})
             self.action_index.append({name: i for i, name in enumerate(rules.vocabulary)})
+        self.by_id[id(rules)] = (rules, group)  # holding rules keeps its id from being reused
         return group
 
     def tables(self) -> dict[str, np.ndarray]:
@@ -361,85 +367,142 @@ def _representable(event: Any) -> bool:
     return actions is None or (type(actions) is list and all(type(a) is str for a in actions))
 
 
-def _flatten_dicts(transcripts: list[list], group_of_case: np.ndarray, groups: _Groups) -> _Events | None:
-    """Flat arrays of case dicts, or ``None`` when some event cannot be held in them.
+_CHUNK = 4096
+"""Event dicts read per round.  A pass over a million dicts spread over the heap
+costs a cache miss per dict, so the dict path makes all its passes over one
+chunk, still in the CPU cache, before it reads the next (about 3x faster)."""
 
-    Each field is gathered by one C-level ``map`` over the events; type checks
-    are ``set(map(type, ...))`` scans, and a value that cannot be looked up
-    (unhashable) makes the whole batch fall back (``None``).
+
+def _numbering(names: Sequence[str]) -> dict[str, int]:
+    """Number distinct names in order of first appearance."""
+    return {name: i for i, name in enumerate(dict.fromkeys(names))}
+
+
+def _group_table(numbering: dict[str, int], local: list[dict[str, int]]) -> np.ndarray:
+    """(group, batch-wide number) -> group-local number; the last column is for unknown values."""
+    table = np.full((len(local), len(numbering) + 1), _UNKNOWN, dtype=np.int64)
+    for group, index in enumerate(local):
+        for name, number in numbering.items():
+            table[group, number] = index.get(name, _UNKNOWN)
+    return table
+
+
+class _DictReader:
+    """Flat arrays of event dicts, filled one chunk at a time.
+
+    Each field of a chunk is gathered by one C-level ``map``; values are
+    numbered batch-wide (actors, role names and action names of every
+    contract), and :meth:`events` turns those numbers into group-local ones.
+    Type checks are ``set(map(type, ...))`` scans; :meth:`read` answers
+    ``False`` for a chunk the arrays cannot hold exactly.
     """
-    events = list(chain.from_iterable(transcripts))
-    if set(map(type, events)) - {dict}:
-        return None
-    n_events = len(events)
-    case_len = np.fromiter(map(len, transcripts), dtype=np.int64, count=len(transcripts))
-    group_of_event = np.repeat(group_of_case, case_len)
-    get = dict.get
 
-    turns = list(map(get, events, repeat("turn")))
-    kinds = set(map(type, turns))
-    if any(issubclass(k, int) and k not in (int, bool) for k in kinds):
-        return None
-    try:
+    def __init__(self, n_events: int, groups: _Groups) -> None:
+        self.actor_names = list(dict.fromkeys([*ACTORS, *(r.trusted_actor for r in groups.rules)]))
+        self.actor_number = {name: i for i, name in enumerate(self.actor_names)}
+        self.role_number = _numbering([name for rules in groups.rules for name in rules.allowed])
+        self.action_number = _numbering([name for rules in groups.rules for name in rules.vocabulary])
+        self.turn = np.empty(n_events, dtype=np.int64)
+        self.turn_is_int: np.ndarray | None = None
+        self.actor = np.empty(n_events, dtype=np.int8 if len(self.actor_names) < 127 else np.int64)
+        self.setters: list[np.ndarray] = []
+        self.set_role: list[np.ndarray] = []
+        self.action_event: list[np.ndarray] = []
+        self.action: list[np.ndarray] = []
+
+    def read(self, events: list, start: int) -> bool:
+        """Read ``events``, the batch's events from position ``start`` on.
+
+        Raises ``TypeError``, ``ValueError`` or ``OverflowError`` for a value
+        that is unhashable or has no truth value, or a turn beyond int64,
+        which the arrays cannot hold either.
+        """
+        get, n = dict.get, len(events)
+        if set(map(type, events)) != {dict}:
+            return False
+        turns = list(map(get, events, repeat("turn")))
+        kinds = set(map(type, turns))
         if kinds == {int}:
-            turn = np.fromiter(turns, dtype=np.int64, count=n_events)
-            turn_is_int = None
-        else:
-            turn_is_int = np.fromiter((type(t) is int for t in turns), dtype=bool, count=n_events)
-            turn = np.fromiter((t if type(t) is int else 0 for t in turns), dtype=np.int64, count=n_events)
-    except OverflowError:
-        return None
+            self.turn[start : start + n] = np.fromiter(turns, dtype=np.int64, count=n)
+        elif not self._read_turns(turns, kinds, start):
+            return False
+        actors = map(self.actor_number.get, map(get, events, repeat("actor")), repeat(-1))
+        self.actor[start : start + n] = np.fromiter(actors, dtype=self.actor.dtype, count=n)
 
-    actions = list(map(get, events, repeat("observed_actions")))
-    action_kinds = set(map(type, actions))
-    if action_kinds - {list, type(None)}:  # anything else is a malformed event: walked
-        return None
-    if type(None) in action_kinds:
-        actions = [a or () for a in actions]
-    counts = np.fromiter(map(len, actions), dtype=np.int64, count=n_events)
-    action_event = np.repeat(np.arange(n_events), counts)
-    flat = list(chain.from_iterable(actions))
+        roles = list(map(get, events, repeat("set_role")))
+        if roles.count(None) < n:
+            changes = np.fromiter(compress(range(start, start + n), map(is_not, roles, repeat(None))), np.int64)
+            self.setters.append(changes)
+            unknown = len(self.role_number)
+            requested = map(roles.__getitem__, (changes - start).tolist())
+            self.set_role.append(np.fromiter(map(self.role_number.get, requested, repeat(unknown)), dtype=np.int64))
 
-    # actors: the fixed ones and every trusted actor get codes; anything else is -1 (unknown)
-    actor_names = list(dict.fromkeys([*ACTORS, *(r.trusted_actor for r in groups.rules)]))
-    code = {name: i for i, name in enumerate(actor_names)}
-    try:
-        actor_code = np.fromiter(
-            map(code.get, map(get, events, repeat("actor")), repeat(-1)), dtype=np.int64, count=n_events
+        # actions are lists, None or [] (the walk calls anything else malformed)
+        actions = list(map(get, events, repeat("observed_actions")))
+        lists = list(compress(actions, actions))
+        empty = n - len(lists) - actions.count(None)
+        if set(map(type, lists)) - {list} or (empty and actions.count([]) != empty):
+            return False
+        acting = np.fromiter(compress(range(start, start + n), actions), dtype=np.int64, count=len(lists))
+        counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        self.action_event.append(np.repeat(acting, counts))
+        unknown = len(self.action_number)
+        numbers = map(self.action_number.get, chain.from_iterable(lists), repeat(unknown))
+        self.action.append(np.fromiter(numbers, dtype=np.int64, count=int(counts.sum())))
+        return True
+
+    def _read_turns(self, turns: list, kinds: set, start: int) -> bool:
+        """Turns of a chunk that are not all ``int``: ``False`` if an int subclass is among them."""
+        if any(issubclass(k, int) and k not in (int, bool) for k in kinds):
+            return False
+        if self.turn_is_int is None:
+            self.turn_is_int = np.ones(len(self.turn), dtype=bool)
+        n = len(turns)
+        self.turn_is_int[start : start + n] = np.fromiter((type(t) is int for t in turns), dtype=bool, count=n)
+        self.turn[start : start + n] = np.fromiter((t if type(t) is int else 0 for t in turns), np.int64, n)
+        return True
+
+    def events(self, case_len: np.ndarray, group_of_case: np.ndarray, groups: _Groups) -> _Events:
+        """The flat arrays read, with group-local role and action numbers."""
+        none = np.zeros(0, dtype=np.int64)
+        setters, set_role = np.concatenate([none, *self.setters]), np.concatenate([none, *self.set_role])
+        action_event, action = np.concatenate([none, *self.action_event]), np.concatenate([none, *self.action])
+        case_start = np.cumsum(case_len) - case_len
+        roles = _group_table(self.role_number, groups.role_index)
+        actions = _group_table(self.action_number, groups.action_index)
+        return _Events(
+            case_len=case_len,
+            group_of_case=group_of_case,
+            turn=self.turn,
+            turn_is_int=self.turn_is_int,
+            actor_code=self.actor,
+            actor_names=self.actor_names,
+            setters=setters,
+            set_role=roles[group_of_case[_case_of(setters, case_start)], set_role],
+            action_event=action_event,
+            action=actions[group_of_case[_case_of(action_event, case_start)], action],
         )
-        set_roles = list(map(get, events, repeat("set_role")))
-        if len(groups.rules) == 1:
-            index = {None: -1, **groups.role_index[0]}
-            set_role = np.fromiter(map(index.get, set_roles, repeat(_UNKNOWN)), dtype=np.int64, count=n_events)
-            vocabulary = groups.action_index[0]
-            action = np.fromiter(map(vocabulary.get, flat, repeat(_UNKNOWN)), dtype=np.int64, count=len(flat))
-        else:
-            set_role = np.full(n_events, -1, dtype=np.int64)
-            where = np.flatnonzero(np.fromiter(set_roles, dtype=object, count=n_events) != None)  # noqa: E711
-            index = groups.role_index
-            set_role[where] = [index[g].get(set_roles[i], _UNKNOWN) for i, g in zip(where, group_of_event[where])]
-            codes, names = pd.factorize(np.fromiter(flat, dtype=object, count=len(flat)))
-            action = _action_codes(np.asarray(codes, np.int64), list(names), groups, group_of_event[action_event])
-    except TypeError:  # an unhashable actor, role or action
+
+
+def _flatten_dicts(transcripts: list[list], group_of_case: np.ndarray, groups: _Groups) -> _Events | None:
+    """Flat arrays of case dicts, or ``None`` when some event cannot be held in them."""
+    case_len = np.fromiter(map(len, transcripts), dtype=np.int64, count=len(transcripts))
+    n_events = int(case_len.sum())
+    reader = _DictReader(n_events, groups)
+    events = chain.from_iterable(transcripts)
+    try:
+        for start in range(0, n_events, _CHUNK):
+            if not reader.read(list(islice(events, _CHUNK)), start):
+                return None
+    except (TypeError, ValueError, OverflowError):  # unhashable, no truth value, a turn beyond int64
         return None
-    setters = np.flatnonzero(set_role != -1)
-    return _Events(
-        case_len, group_of_case, turn, turn_is_int, actor_code, actor_names,
-        setters, set_role[setters], action_event, action,
-    )
+    return reader.events(case_len, group_of_case, groups)
 
 
-def _action_codes(codes: np.ndarray, names: list, groups: _Groups, group_of_action: np.ndarray | None) -> np.ndarray:
-    """Group-local vocabulary index of each action (-2 outside the vocabulary).
-
-    ``codes`` index ``names`` (the distinct action values); each group maps a
-    name through its own vocabulary (``group_of_action`` is ``None`` for one group).
-    """
-    table = np.asarray(
-        [[index.get(u, _UNKNOWN) if isinstance(u, str) else _UNKNOWN for u in names] for index in groups.action_index],
-        dtype=np.int8 if max(map(len, groups.action_index), default=0) < 127 else np.int64,
-    ).reshape(len(groups.action_index), len(names))
-    return table[0].take(codes) if group_of_action is None else table[group_of_action, codes]
+def _action_codes(codes: np.ndarray, names: list, vocabulary: dict[str, int]) -> np.ndarray:
+    """Vocabulary index of each action (-2 outside it); ``codes`` index ``names``."""
+    table = [vocabulary.get(u, _UNKNOWN) if isinstance(u, str) else _UNKNOWN for u in names]
+    return np.asarray(table, dtype=np.int8 if len(vocabulary) < 127 else np.int64).take(codes)
 
 
 def _from_dicts(cases: Sequence, default: Any) -> xr.Dataset:
@@ -739,7 +802,7 @@ def _judge_table(table: pd.DataFrame, rules: ContractRules, encoded: dict[str, C
         setters=setters,
         set_role=role_table[role_code[setters]],
         action_event=action_event,
-        action=_action_codes(action_code[action_rows], action_values, groups, None),
+        action=_action_codes(action_code[action_rows], action_values, groups.action_index[0]),
     )
     ids = np.empty(len(case_ids), dtype=object)
     ids[:] = case_ids

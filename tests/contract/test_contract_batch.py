@@ -62,6 +62,27 @@ def test_tuple_of_actions_is_malformed_in_a_batch_too(actions):
     assert_matches_reference(evaluate_batch([case]), [case])
 
 
+@pytest.mark.parametrize("chunk", [1, 3, 7])
+def test_dict_batch_read_in_chunks_that_split_cases(monkeypatch, chunk):
+    from multiverse.contract import _batch
+
+    monkeypatch.setattr(_batch, "_CHUNK", chunk)
+    cases = _named_cases() + _fixture_cases()
+    assert_matches_reference(evaluate_batch(cases), cases)
+
+
+class _Listed(list):
+    pass
+
+
+@pytest.mark.parametrize("value", ["", 0, False, (), {}, [], _Listed()], ids=repr)
+def test_falsy_actions_and_role_changes_in_a_batch(value):
+    for event in ({"turn": 2, "actor": "assistant", "observed_actions": value},
+                  {"turn": 2, "actor": "system", "set_role": value}):
+        case = case_of([user(1), event, assistant(3, "refund_order")])
+        assert_matches_reference(evaluate_batch([case, delayed_refund()]), [case, delayed_refund()])
+
+
 def test_dataset_layout():
     ds = evaluate_batch(_named_cases())
     assert dict(ds.sizes) == {"case": 4, "event": 8}
