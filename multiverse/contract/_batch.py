@@ -646,7 +646,7 @@ class _CaseRows:
 
     order: np.ndarray | None  # row permutation that groups them; None when they already are
     case_break: np.ndarray  # (rows,) in grouped order: the row starts a case
-    case_ids: list  # (cases,)
+    case_ids: np.ndarray  # (cases,) object
 
 
 def _breaks(codes: np.ndarray) -> np.ndarray:
@@ -671,14 +671,17 @@ def _case_rows(column: pd.Series, event: np.ndarray) -> _CaseRows:
             raise ValueError(f"events table: row {int(np.argmax(null))}: case_id is null")
         case_break = np.ones(len(strings), dtype=bool)
         case_break[1:] = pc.not_equal(strings[1:], strings[:-1]).to_numpy(zero_copy_only=False)
-        case_ids = strings.take(np.flatnonzero(case_break)).to_pylist()
+        blocks = strings.take(np.flatnonzero(case_break))
+        one_block_each = pc.count_distinct(blocks).as_py() == len(blocks)
+        case_ids = np.asarray(blocks.to_pylist(), dtype=object)
     else:
         codes, values, _ = _column_codes(column)
         if codes.min() < 0:
             raise ValueError(f"events table: row {int(np.argmin(codes))}: case_id is null")
         case_break = _breaks(codes)
-        case_ids = [values[c] for c in codes[case_break]]
-    if len(set(case_ids)) == len(case_ids) and not (~case_break[1:] & (event[1:] < event[:-1])).any():
+        one_block_each = np.bincount(codes[case_break]).max() <= 1
+        case_ids = np.asarray(values, dtype=object)[codes[case_break]]
+    if one_block_each and not (~case_break[1:] & (event[1:] < event[:-1])).any():
         return _CaseRows(None, case_break, case_ids)
     codes, values, _ = _column_codes(column)
     _, first_row = np.unique(codes, return_index=True)
@@ -686,10 +689,10 @@ def _case_rows(column: pd.Series, event: np.ndarray) -> _CaseRows:
     rank[codes[np.sort(first_row)]] = np.arange(len(first_row))
     order = np.lexsort((event, rank[codes]))
     case_break = _breaks(codes[order])
-    return _CaseRows(order, case_break, [values[c] for c in codes[order][case_break]])
+    return _CaseRows(order, case_break, np.asarray(values, dtype=object)[codes[order][case_break]])
 
 
-def _check_positions(event: np.ndarray, new_event: np.ndarray, case_break: np.ndarray, case_ids: list) -> None:
+def _check_positions(event: np.ndarray, new_event: np.ndarray, case_break: np.ndarray, case_ids: np.ndarray) -> None:
     """Raise if the events of some case do not run 0, 1, 2, ... (rows grouped by case)."""
     starts = np.flatnonzero(new_event)
     case_of_event = np.cumsum(case_break[starts]) - 1
@@ -804,9 +807,7 @@ def _judge_table(table: pd.DataFrame, rules: ContractRules, encoded: dict[str, C
         action_event=action_event,
         action=_action_codes(action_code[action_rows], action_values, groups.action_index[0]),
     )
-    ids = np.empty(len(case_ids), dtype=object)
-    ids[:] = case_ids
-    return _dataset(ids, _judge(flat, groups))
+    return _dataset(case_ids, _judge(flat, groups))
 
 
 def to_events_table(cases: Sequence) -> pd.DataFrame:
