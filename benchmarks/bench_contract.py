@@ -11,7 +11,8 @@ Prints events per second for
 
 checks that all of them reach the same verdicts, and times ``multiverse inspect``
 on one 200,000-event case file (wall time including interpreter start).
-Each figure is the best of ``--repeats`` runs (wall and CPU time).
+Each figure is the best of ``--repeats`` rounds (wall and CPU time), the paths
+taking turns within a round.
 """
 
 from __future__ import annotations
@@ -122,15 +123,22 @@ def loop_evaluate(case: dict[str, Any]) -> tuple[str, float]:
     return "", float(violations[0]) if violations else float("nan")
 
 
-def _best(fn, repeats: int) -> tuple[Any, float, float]:
-    """Result, best wall time and best CPU time over ``repeats`` runs."""
-    walls, cpus, result = [], [], None
+def _best(fns: list, repeats: int) -> list[tuple[Any, float, float]]:
+    """Result, best wall time and best CPU time of each function over ``repeats`` rounds.
+
+    The functions take turns within each round, so that a change in the load
+    of a shared machine falls on all of them rather than on one.
+    """
+    walls = [[] for _ in fns]
+    cpus = [[] for _ in fns]
+    results: list[Any] = [None] * len(fns)
     for _ in range(repeats):
-        start, cpu = time.perf_counter(), time.process_time()
-        result = fn()
-        walls.append(time.perf_counter() - start)
-        cpus.append(time.process_time() - cpu)
-    return result, min(walls), min(cpus)
+        for k, fn in enumerate(fns):
+            start, cpu = time.perf_counter(), time.process_time()
+            results[k] = fn()
+            walls[k].append(time.perf_counter() - start)
+            cpus[k].append(time.process_time() - cpu)
+    return [(result, min(w), min(c)) for result, w, c in zip(results, walls, cpus)]
 
 
 def _arrow(table: pd.DataFrame) -> pd.DataFrame:
@@ -179,10 +187,17 @@ def main(argv: list[str] | None = None) -> int:
     arrow = _arrow(table)
     print(f"{args.cases:,} cases x {args.events} events = {n:,} events ({len(table):,} table rows)")
 
-    baseline, loop_wall, loop_cpu = _best(lambda: [loop_evaluate(c) for c in cases], args.repeats)
-    from_dicts, dict_wall, dict_cpu = _best(lambda: evaluate_batch(cases), args.repeats)
-    from_table, table_wall, table_cpu = _best(lambda: evaluate_batch(table, contract=CONTRACT), args.repeats)
-    from_arrow, arrow_wall, arrow_cpu = _best(lambda: evaluate_batch(arrow, contract=CONTRACT), args.repeats)
+    timed = _best(
+        [
+            lambda: [loop_evaluate(c) for c in cases],
+            lambda: evaluate_batch(cases),
+            lambda: evaluate_batch(table, contract=CONTRACT),
+            lambda: evaluate_batch(arrow, contract=CONTRACT),
+        ],
+        args.repeats,
+    )
+    (baseline, loop_wall, loop_cpu), (from_dicts, dict_wall, dict_cpu) = timed[:2]
+    (from_table, table_wall, table_cpu), (from_arrow, arrow_wall, arrow_cpu) = timed[2:]
 
     errors = np.asarray([e for e, _ in baseline], dtype=object)
     turns = np.asarray([t for _, t in baseline])
