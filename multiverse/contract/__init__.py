@@ -107,7 +107,8 @@ def evaluate_batch(cases: Any, *, contract: Any = None) -> xr.Dataset:
     active role from trusted ``set_role`` events within each case, looks
     actions up in a role x action allowlist matrix, and finds order errors by
     comparing each integer turn with the previous one of its case.  The dict
-    path gathers the same arrays with list comprehensions; a case holding an
+    path gathers the same arrays with C-level ``map`` passes over chunks of a
+    few thousand events; a case holding an
     event the arrays cannot represent (not an object, non-list actions,
     non-string values) is judged by :func:`evaluate_case`'s own walk.
     """
