@@ -108,9 +108,9 @@ def evaluate_batch(cases: Any, *, contract: Any = None) -> xr.Dataset:
     actions up in a role x action allowlist matrix, and finds order errors by
     comparing each integer turn with the previous one of its case.  The dict
     path gathers the same arrays with C-level ``map`` passes over chunks of a
-    few thousand events; a case holding an
-    event the arrays cannot represent (not an object, non-list actions,
-    non-string values) is judged by :func:`evaluate_case`'s own walk.
+    few thousand events; a case holding an event the arrays cannot represent
+    (not an object, non-list actions, non-string values) is judged by
+    :func:`evaluate_case`'s own walk.
     """
     from multiverse.contract import _batch
 
