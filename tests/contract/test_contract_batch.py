@@ -64,9 +64,9 @@ def test_tuple_of_actions_is_malformed_in_a_batch_too(actions):
 
 @pytest.mark.parametrize("chunk", [1, 3, 7])
 def test_dict_batch_read_in_chunks_that_split_cases(monkeypatch, chunk):
-    from multiverse.contract import _batch
+    from multiverse.contract import _batch_dicts
 
-    monkeypatch.setattr(_batch, "_CHUNK", chunk)
+    monkeypatch.setattr(_batch_dicts, "_CHUNK", chunk)
     cases = _named_cases() + _fixture_cases()
     assert_matches_reference(evaluate_batch(cases), cases)
 
@@ -213,9 +213,9 @@ def test_arrow_columns_of_several_chunks():
 
 
 def test_large_arrow_tables_encode_in_threads(monkeypatch):
-    from multiverse.contract import _batch
+    from multiverse.contract import _batch_table
 
-    monkeypatch.setattr(_batch, "_THREADED_ROWS", 0)
+    monkeypatch.setattr(_batch_table, "_THREADED_ROWS", 0)
     cases = _table_cases()
     ds = evaluate_batch(_string_columns(to_events_table(cases), "arrow"), contract=SUPPORT_CONTRACT)
     assert_matches_reference(ds, cases)
