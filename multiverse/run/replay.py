@@ -10,14 +10,17 @@ request when
 
 * the replay key matches: the same unit cells and judge cells of the plan (so
   the same models, parameters, sim settings, seeds, horizon, search and
-  judges), the same role spec, the same prompt-template files, and the same
-  library code (a digest of every file of the installed package, with the
-  Python and numpy versions), so any code change, parser fixes included,
-  rebuilds the result from the raw responses; and
+  judges), the same role spec and the same prompt-template files;
+* it was stored by the same library code (a digest of every file of the
+  installed package, with the Python and numpy versions), so any code change,
+  parser fixes included, rebuilds the result from the raw responses; and
 * every response it read is still in the cache with the same text
   (:meth:`multiverse.llm.Cache.get_replay` checks their fingerprint).
 
-Units with a failed call are not stored, so a rerun retries the failure.
+The code digest is kept in the payload rather than the key, so a unit rebuilt
+after a code change replaces its old replay instead of adding one per library
+version.  Units with a failed call are not stored, so a rerun retries the
+failure.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ __all__ = ["REPLAY_VERSION", "code_digest", "decode_replay", "encode_replay", "r
 
 log = logging.getLogger("multiverse.run")
 
-REPLAY_VERSION = 1
+REPLAY_VERSION = 2
 """Version of the replay key and payload layout."""
 
 
@@ -73,7 +76,7 @@ def _template_file_digests(plan: Plan, unit: Unit) -> dict[str, str]:
 
 
 def replay_key(plan: Plan, unit: Unit, role: Any) -> str:
-    """The key of one unit's replay: everything its result depends on besides the responses.
+    """The key of one unit's replay: what its result depends on besides the responses and the library code.
 
     Parameters
     ----------
@@ -89,7 +92,6 @@ def replay_key(plan: Plan, unit: Unit, role: Any) -> str:
     content = {
         "replay": REPLAY_VERSION,
         "key_schema": KEY_SCHEMA_VERSION,
-        "code": code_digest(),
         "role": role.digest,
         "templates": _template_file_digests(plan, unit),
         "items_per_cell": plan.experiment.items_per_cell,
@@ -103,15 +105,25 @@ def replay_key(plan: Plan, unit: Unit, role: Any) -> str:
 
 
 def encode_replay(result: UnitResult, calls: Sequence[Any]) -> str:
-    """The replay payload: the unit's result and the ``(model, purpose)`` of each request it made."""
-    payload = {"result": result_to_json(result), "calls": [[call.model, call.purpose] for call in calls]}
+    """The replay payload: the code digest, the unit's result and the ``(model, purpose)`` of each request."""
+    payload = {
+        "code": code_digest(),
+        "result": result_to_json(result),
+        "calls": [[call.model, call.purpose] for call in calls],
+    }
     return json.dumps(payload, separators=(",", ":"))
 
 
 def decode_replay(payload: str) -> tuple[UnitResult, list[tuple[str, str]]] | None:
-    """The result and ``(model, purpose)`` list of :func:`encode_replay`; ``None`` if unreadable."""
+    """The result and ``(model, purpose)`` list of :func:`encode_replay`.
+
+    ``None`` when the payload was stored by other library code, or is unreadable
+    (with a warning).
+    """
     try:
         data = json.loads(payload)
+        if data["code"] != code_digest():
+            return None
         calls = [(str(model), str(purpose)) for model, purpose in data["calls"]]
         return result_from_json(data["result"]), calls
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:

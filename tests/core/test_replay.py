@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from multiverse.llm import Client, Request
+from multiverse.llm import Cache, Client, Request
 from multiverse.llm.sim import SimWorld
 from multiverse.llm.cache import DB_NAME
 from multiverse.plan import make_plan
@@ -75,13 +75,21 @@ def test_a_unit_whose_response_is_gone_is_rebuilt_calling_only_that_response(two
     xr.testing.assert_identical(cold.drop_attrs(), warm.drop_attrs())
 
 
-def test_a_changed_library_rebuilds_every_unit_from_the_cache(two_units, tmp_path, count_rebuilds, monkeypatch):
+def _replays(cache) -> int:
+    with Cache(cache) as opened:
+        return opened.audit()["replays"]
+
+
+def test_a_changed_library_rebuilds_every_unit_and_replaces_its_replay(two_units, tmp_path, count_rebuilds, monkeypatch):
     cold = run(two_units, cache=tmp_path / "cache")
     monkeypatch.setattr(replay, "code_digest", lambda: "another version of the code")
     count_rebuilds.clear()
     warm = run(two_units, cache=tmp_path / "cache")
     assert len(count_rebuilds) == 2 and _summary(warm)["calls"] == 0
     xr.testing.assert_identical(cold.drop_attrs(), warm.drop_attrs())
+    assert _replays(tmp_path / "cache") == 2  # replaced, not one more per library version
+    run(two_units, cache=tmp_path / "cache")
+    assert len(count_rebuilds) == 2  # the new version's replays are used
 
 
 def test_an_unreadable_replay_is_rebuilt_with_a_warning(two_units, tmp_path, count_rebuilds, caplog):
