@@ -214,11 +214,11 @@ def _unit_job(
     replay: bool,
 ) -> tuple[list[UnitResult], dict[str, Any]]:
     """One joblib task: rebuild the experiment from plain data, run its units with its own client."""
-    from multiverse.specs import load_role
+    from multiverse.specs import load_roles
 
     e = parse_experiment(experiment, source=source)
     plan = make_plan(e)
-    roles = {role: load_role(role, specs_dir=specs_dir) for role in {u.role for u in units}}
+    roles = load_roles(sorted({u.role for u in units}), specs_dir=specs_dir)
     with make_client(e, cache, offline=offline) as client:
         results = run_sync(_run_all(client, plan, units, roles, replay=replay))
         return results, client.summary()

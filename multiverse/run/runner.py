@@ -43,10 +43,9 @@ def resolve_cache(experiment: Experiment, cache: str | Path | None) -> Path:
 
 def load_roles(experiment: Experiment) -> dict[str, Any]:
     """Role id -> loaded role, from the experiment's specs folder."""
-    from multiverse.specs import load_role
+    from multiverse.specs import load_roles as load_spec_roles
 
-    specs_dir = experiment.specs_dir()
-    return {role: load_role(role, specs_dir=specs_dir) for role in experiment.roles}
+    return load_spec_roles(list(experiment.roles), specs_dir=experiment.specs_dir())
 
 
 def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
