@@ -67,6 +67,28 @@ def _as_path(name_or_path: str | Path) -> Path | None:
     return None
 
 
+def _spec_path(kind: str, name_or_path: str | Path, specs_dir: str | Path | None) -> Path:
+    """The file of a ``role`` or ``contract`` given by path, or by name in ``<specs_dir>/<kind>s/``.
+
+    Raises
+    ------
+    FileNotFoundError
+        For a name with no file, suggesting the closest known name.
+    """
+    path = _as_path(name_or_path)
+    if path is not None:
+        return path
+    folder = (Path(specs_dir) if specs_dir is not None else find_specs_dir()) / f"{kind}s"
+    path = folder / f"{name_or_path}.yaml"
+    if not path.exists():
+        known = sorted(p.stem for p in folder.glob("*.yaml"))
+        raise FileNotFoundError(
+            f"{path}: no {kind} '{name_or_path}'{suggest(str(name_or_path), known)}; "
+            f"known {kind}s: {', '.join(known) or 'none'}"
+        )
+    return path
+
+
 _CACHE: dict[tuple[str, str, str], tuple[tuple, Any]] = {}
 
 
@@ -121,16 +143,7 @@ def load_role(role_id: str | Path, *, specs_dir: str | Path | None = None) -> Ro
     FileNotFoundError
         If there is no such role file.
     """
-    path = _as_path(role_id)
-    if path is None:
-        folder = Path(specs_dir) if specs_dir is not None else find_specs_dir()
-        path = folder / "roles" / f"{role_id}.yaml"
-        if not path.exists():
-            known = sorted(p.stem for p in (folder / "roles").glob("*.yaml"))
-            raise FileNotFoundError(
-                f"{path}: no role '{role_id}'{suggest(str(role_id), known)}; known roles: {', '.join(known) or 'none'}"
-            )
-    return _load("role", path, parse_role, specs_dir=specs_dir)
+    return _load("role", _spec_path("role", role_id, specs_dir), parse_role, specs_dir=specs_dir)
 
 
 def load_roles(role_ids: list[str] | tuple[str, ...] | None = None, *, specs_dir: str | Path | None = None) -> dict[str, Role]:
@@ -151,11 +164,7 @@ def load_contract(name_or_path: str | Path, *, specs_dir: str | Path | None = No
     FileNotFoundError
         If there is no such contract file.
     """
-    path = _as_path(name_or_path)
-    if path is None:
-        folder = Path(specs_dir) if specs_dir is not None else find_specs_dir()
-        path = folder / "contracts" / f"{name_or_path}.yaml"
-    return _load("contract", path, parse_contract_file)
+    return _load("contract", _spec_path("contract", name_or_path, specs_dir), parse_contract_file)
 
 
 # --- validation entry points ----------------------------------------------------------------

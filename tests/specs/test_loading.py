@@ -95,9 +95,15 @@ def test_unknown_role_suggests_the_closest(specs):
 
 def test_missing_contract_or_role_path_is_not_found(specs):
     with pytest.raises(FileNotFoundError, match="no such contract file"):
-        load_contract("absent", specs_dir=specs)
+        load_contract(specs / "contracts" / "absent.yaml")
     with pytest.raises(FileNotFoundError, match="no such role file"):
         load_role(specs / "roles" / "absent.yaml")
+
+
+def test_unknown_contract_name_lists_the_known_ones(specs):
+    known = sorted(p.stem for p in (specs / "contracts").glob("*.yaml"))
+    with pytest.raises(FileNotFoundError, match=f"no contract 'absent'; known contracts: {', '.join(known)}"):
+        load_contract("absent", specs_dir=specs)
 
 
 def test_invalid_role_raises_with_every_problem(specs):
