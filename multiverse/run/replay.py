@@ -29,6 +29,7 @@ import functools
 import hashlib
 import json
 import logging
+import os
 import platform
 from collections.abc import Sequence
 from pathlib import Path
@@ -70,9 +71,19 @@ def _template_file_digests(plan: Plan, unit: Unit) -> dict[str, str]:
     for spec in specs:
         name = spec.template
         if name and name.endswith(".txt"):
-            path = Path(name)
-            digests[name] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
+            try:
+                stat = os.stat(name)
+            except OSError:
+                digests[name] = "missing"
+                continue
+            digests[name] = _file_digest(name, stat.st_mtime_ns, stat.st_size)
     return dict(sorted(digests.items()))
+
+
+@functools.lru_cache(maxsize=256)
+def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+    """sha256 of a file, read once per version (every unit of a run asks for the same templates)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def replay_key(plan: Plan, unit: Unit, role: Any) -> str:
