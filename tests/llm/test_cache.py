@@ -125,6 +125,19 @@ def test_a_replay_is_refused_once_unreadable_or_a_response_it_read_is_gone_or_ch
         assert cache.get_replay("unit/1") is None
 
 
+@pytest.mark.parametrize("response_keys", ["not json", '{"a": 1}'], ids=["unparseable", "not-a-list"])
+def test_a_replay_whose_response_list_is_unreadable_is_refused(tmp_path, response_keys):
+    with Cache(tmp_path) as cache:
+        cache.put("a", entry())
+        cache.put_replay("unit/1", response_keys=["a"], payload="p")
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    with conn:
+        conn.execute("UPDATE replays SET response_keys = ?", (response_keys,))
+    conn.close()
+    with Cache(tmp_path) as cache:
+        assert cache.get_replay("unit/1") is None
+
+
 def test_a_replay_of_responses_not_stored_is_not_written(tmp_path):
     with Cache(tmp_path) as cache:
         cache.put("a", entry())
