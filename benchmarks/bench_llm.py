@@ -114,7 +114,7 @@ def bench_throughput(requests: int, *, rounds: int = 3) -> dict[str, float]:
     """
     bare, layer = [], []
     server = subprocess.Popen(
-        [sys.executable, "-m", "multiverse.llm.loopback", "--latency-s", "0.2"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "multiverse.testing.loopback", "--latency-s", "0.2"], stdout=subprocess.PIPE, text=True
     )
     try:
         url = server.stdout.readline().strip()

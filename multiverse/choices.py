@@ -15,6 +15,53 @@ from typing import Any
 from multiverse._schema import PANEL_COMBINES, SEARCHES
 
 
+SIM_PREFIX = "sim/"
+"""Model strings starting with this are served by the offline world."""
+SIM_BUILTINS = ("planner", "monitor")
+"""Offline-world players with one fixed entry of their own in the ``sim:`` block."""
+SIM_SECTIONS = (("target-", "targets"), ("judge-", "judges"), ("user-", "users"))
+"""``(model-name prefix, sim-block section)``: ``sim/target-a`` is entry ``a`` of ``sim.targets``."""
+
+
+def sim_entry(model: str) -> tuple[str, str | None] | None:
+    """Where a ``sim/`` model's parameters live in an experiment's ``sim:`` block.
+
+    The one naming rule of the offline world: ``sim/target-<name>``,
+    ``sim/judge-<name>`` and ``sim/user-<name>`` name entry ``<name>`` of
+    ``targets``, ``judges`` and ``users``; ``sim/planner`` and ``sim/monitor``
+    name the blocks ``planner`` and ``monitor``.
+
+    Parameters
+    ----------
+    model
+        A model string.
+
+    Returns
+    -------
+    tuple or None
+        ``(section, entry)`` (``entry`` is ``None`` for the built-in players), or
+        ``None`` when ``model`` is not a sim model or follows no naming rule.
+
+    Examples
+    --------
+    >>> sim_entry("sim/target-careful")
+    ('targets', 'careful')
+    >>> sim_entry("sim/monitor")
+    ('monitor', None)
+    >>> sim_entry("openai/gpt-4o") is None
+    True
+    """
+    if not model.startswith(SIM_PREFIX):
+        return None
+    name = model[len(SIM_PREFIX) :]
+    if name in SIM_BUILTINS:
+        return name, None
+    for prefix, section in SIM_SECTIONS:
+        if name.startswith(prefix):
+            return section, name[len(prefix) :]
+    return None
+
+
 def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping or {}))
 
@@ -52,7 +99,7 @@ class ModelSpec:
     @property
     def is_sim(self) -> bool:
         """Whether the offline world serves this model."""
-        return self.model.startswith("sim/")
+        return self.model.startswith(SIM_PREFIX)
 
 
 @dataclass(frozen=True)

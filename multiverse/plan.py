@@ -28,7 +28,7 @@ import numpy as np
 import xarray as xr
 
 from multiverse._schema import CONVERSATION_DIMS
-from multiverse.choices import ModelSpec
+from multiverse.choices import SIM_PREFIX, ModelSpec, sim_entry
 from multiverse.experiment import Experiment
 
 __all__ = ["Plan", "Unit", "make_plan", "estimate_calls", "estimate_unit_calls", "model_judge_specs"]
@@ -62,19 +62,16 @@ def _model(spec: ModelSpec) -> dict[str, Any]:
     return {"model": spec.model, "api_base": spec.api_base, "params": dict(spec.params), "template": spec.template}
 
 
-_SIM_SECTIONS = (("target-", "targets"), ("judge-", "judges"), ("user-", "users"))
-
-
 def _sim_part(experiment: Experiment, spec: ModelSpec) -> Any:
     """The slice of the ``sim:`` block one model's answers depend on (``None`` for real models)."""
     if not spec.is_sim:
         return None
     block = dict(experiment.sim or {})
-    name = spec.model.removeprefix("sim/")
-    entry: Any = block.get(name)
-    for prefix, section in _SIM_SECTIONS:
-        if name.startswith(prefix):
-            entry = (block.get(section) or {}).get(name.removeprefix(prefix))
+    located = sim_entry(spec.model)
+    entry: Any = block.get(spec.model.removeprefix(SIM_PREFIX))
+    if located is not None and located[1] is not None:
+        section, name = located
+        entry = (block.get(section) or {}).get(name)
     return {"seed": block.get("seed", 0), "entry": entry}
 
 

@@ -4,7 +4,7 @@ Each builder turns the campaign's state into one :class:`~multiverse.llm.request
 each parser turns the raw reply text into a value or ``None`` when the reply is
 unusable.  The simulated user, monitor and planner prompts are versioned
 templates in ``multiverse/fuzz/templates/`` (see
-:mod:`multiverse.llm.sim_protocol`): the structured inputs travel in one fenced
+:mod:`multiverse.protocol`): the structured inputs travel in one fenced
 JSON block of the system message, and the template's digest enters the cache key.
 The target's system prompt is the role's own (:meth:`multiverse.specs.Role.render_system_prompt`).
 
@@ -27,7 +27,7 @@ from multiverse.choices import ModelSpec
 from multiverse.fuzz.scenario import MUTATION_AXES
 from multiverse.judges.model import transcript_inputs
 from multiverse.llm.request import Request
-from multiverse.llm.sim_protocol import PromptTemplate, load_template, reply_json
+from multiverse.protocol import PromptTemplate, load_template, reply_json
 from multiverse.transcript import Transcript
 
 __all__ = [

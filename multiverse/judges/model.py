@@ -20,7 +20,7 @@ from typing import Any
 
 from multiverse.choices import ModelSpec
 from multiverse.llm.request import Request
-from multiverse.llm.sim_protocol import load_template, reply_json
+from multiverse.protocol import load_template, reply_json
 from multiverse.transcript import Transcript
 
 __all__ = ["DEFAULT_TEMPLATE", "TEMPLATE_DIR", "judge_request", "parse_judgment", "transcript_inputs"]

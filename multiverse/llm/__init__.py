@@ -5,7 +5,7 @@ the kill-safe :class:`Cache`, offline mode, bounded concurrency, per-model
 :class:`RateLimit` s, retries with backoff and spend caps.  Real models are
 called through litellm, imported only when the first real call is made;
 ``sim/`` models are answered in-process by the offline world
-(:mod:`multiverse.llm.sim`).
+(:mod:`multiverse.sim`).
 
 Examples
 --------

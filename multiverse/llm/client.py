@@ -59,7 +59,7 @@ _LEDGER: contextvars.ContextVar[list[CallRecord] | None] = contextvars.ContextVa
 
 
 class World(Protocol):
-    """What the client needs from the offline world (:class:`multiverse.llm.sim.SimWorld`)."""
+    """What the client needs from the offline world (:class:`multiverse.sim.SimWorld`)."""
 
     version: str
 
@@ -152,8 +152,10 @@ class Client:
         flight when the cap is reached still finish, so the spend may exceed the
         cap by at most ``concurrency`` calls.
     sim
-        The offline world answering ``sim/`` models (default: the world with
-        every default setting, built on the first ``sim/`` request).
+        The offline world answering ``sim/`` models, e.g.
+        ``multiverse.sim.SimWorld.from_config(None)`` for every default setting.
+        Model access does not know the offline world itself: a ``sim/`` request
+        to a client without one raises ``ValueError``.
     timeout_s
         Timeout of one attempt.
     max_retries
@@ -236,11 +238,11 @@ class Client:
 
     @property
     def sim(self) -> World:
-        """The offline world answering ``sim/`` models."""
+        """The offline world answering ``sim/`` models (``ValueError`` when none was given)."""
         if self._sim is None:
-            from multiverse.llm.sim import SimWorld
-
-            self._sim = SimWorld.from_config(None)
+            raise ValueError(
+                "sim/ models need an offline world: pass Client(sim=multiverse.sim.SimWorld.from_config(...))"
+            )
         return self._sim
 
     def key(self, request: Request) -> str:

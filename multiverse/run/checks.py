@@ -31,7 +31,7 @@ def _models(experiment: Experiment) -> Iterator[tuple[str, ModelSpec]]:
 
 def check_sim(experiment: Experiment, located: Located) -> list[Problem]:
     """The ``sim:`` block parses, and the world serves every ``sim/`` model the file names."""
-    from multiverse.llm.sim import SimConfigError, SimWorld
+    from multiverse.sim import SimConfigError, SimWorld
 
     try:
         world = SimWorld.from_config(dict(experiment.sim) if experiment.sim is not None else None)

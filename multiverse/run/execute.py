@@ -49,7 +49,7 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
 def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = False) -> Any:
     """A :class:`~multiverse.llm.Client` with the experiment's limits and offline world."""
     from multiverse.llm import Client, RateLimit
-    from multiverse.llm.sim import SimWorld
+    from multiverse.sim import SimWorld
 
     limits = {
         pattern: value if isinstance(value, RateLimit) else RateLimit(**dict(value))
@@ -69,7 +69,7 @@ def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = Fa
 def _truth(system: ModelSpec, transcript: Transcript, principle_ids: Sequence[str]) -> np.ndarray | None:
     if not system.model.startswith("sim/target-"):
         return None
-    from multiverse.llm.sim import read_truth
+    from multiverse.sim import read_truth
 
     rows = []
     for event in transcript.assistant_events:

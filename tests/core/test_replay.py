@@ -14,7 +14,7 @@ import pytest
 import xarray as xr
 
 from multiverse.llm import Cache, Client, Request
-from multiverse.llm.sim import SimWorld
+from multiverse.sim import SimWorld
 from multiverse.llm.cache import DB_NAME
 from multiverse.plan import make_plan
 from multiverse.run import execute, replay, run

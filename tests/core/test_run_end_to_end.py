@@ -160,7 +160,7 @@ def test_exclusions_leave_cells_unrun(write_experiment, tmp_path, tiny_experimen
 
 
 def test_plan_prints_layers_calls_and_cost_calling_nothing(write_experiment, tmp_path, capsys, monkeypatch, tiny_experiment):
-    from multiverse.llm.sim import SimWorld
+    from multiverse.sim import SimWorld
 
     path = write_experiment(tiny_experiment())
     cache = tmp_path / "cache"

@@ -7,7 +7,7 @@ import pytest
 from multiverse.choices import Budget, Condition, ModelSpec
 from multiverse.fuzz import rollout
 from multiverse.llm import Client
-from multiverse.llm.sim import SimWorld
+from multiverse.sim import SimWorld
 from multiverse.specs import load_role
 
 DEFAULT_SIM = {"targets": {"a": {}}, "judges": {"j": {}}, "users": {"plain": {}}}

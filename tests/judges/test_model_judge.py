@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from multiverse.choices import ModelSpec
 from multiverse.judges.model import DEFAULT_TEMPLATE, TEMPLATE_DIR, judge_request, parse_judgment
-from multiverse.llm.sim import SimWorld, read_truth
-from multiverse.llm.sim_protocol import load_template
-from multiverse.llm.sim_read import json_block
+from multiverse.sim import SimWorld, read_truth
+from multiverse.protocol import load_template
+from multiverse.sim.read import json_block
 from multiverse.specs import load_role
 from multiverse.transcript import Action, Event, Transcript
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from llm_fakes import FakeWorld
 
-from multiverse.llm.loopback import LoopbackServer
+from multiverse.testing.loopback import LoopbackServer
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from multiverse.llm import Client, Request
-from multiverse.llm.sim import SimConfigError, SimWorld
+from multiverse.sim import SimConfigError, SimWorld
 
 PRINCIPLES = ("academic_integrity", "confidentiality", "instructional_boundaries", "learning_differences")
 SYSTEM = "\n".join(
@@ -57,5 +57,11 @@ def test_an_unknown_sim_model_is_an_error_naming_it():
 
 
 def test_default_world_serves_builtin_models():
-    monitor = Request("sim/planner", ({"role": "user", "content": "x"},))
-    assert len(Client().key(monitor)) == 64
+    planner = Request("sim/planner", ({"role": "user", "content": "x"},))
+    assert len(Client(sim=SimWorld.from_config(None)).key(planner)) == 64
+
+
+def test_client_without_world_refuses_sim_requests():
+    planner = Request("sim/planner", ({"role": "user", "content": "x"},))
+    with pytest.raises(ValueError, match="need an offline world"):
+        Client().key(planner)

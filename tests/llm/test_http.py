@@ -8,7 +8,7 @@ import pytest
 from llm_fakes import user
 
 from multiverse.llm import Client, Request, SpendCapReached
-from multiverse.llm.loopback import LoopbackServer, reply_text
+from multiverse.testing.loopback import LoopbackServer, reply_text
 
 
 def http_request(server, content: str, *, model: str = "openai/loop", **kw) -> Request:

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from multiverse.llm.loopback import LoopbackServer
+from multiverse.testing.loopback import LoopbackServer
 
 
 def run_python(code: str) -> str:
@@ -19,7 +19,7 @@ def run_python(code: str) -> str:
 
 
 def test_importing_the_model_layer_does_not_import_litellm():
-    assert run_python("import sys, multiverse.llm, multiverse.llm.loopback; print('litellm' in sys.modules)") == "False"
+    assert run_python("import sys, multiverse.llm, multiverse.testing.loopback; print('litellm' in sys.modules)") == "False"
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from multiverse.llm.loopback import LoopbackServer
+from multiverse.testing.loopback import LoopbackServer
 
 WORKER = Path(__file__).with_name("kill_worker.py")
 N = 120

@@ -9,7 +9,7 @@ import pytest
 from llm_fakes import FakeWorld, user
 
 from multiverse.llm import Client, OfflineCacheMiss, Request, SpendCapReached
-from multiverse.llm.loopback import LoopbackServer
+from multiverse.testing.loopback import LoopbackServer
 from multiverse.llm.redact import redact, strip_url_credentials
 
 ENV_CANARY = "canaryenvkey0123456789"

@@ -6,8 +6,8 @@ import math
 from collections.abc import Sequence
 
 from multiverse.llm.request import Request
-from multiverse.llm.sim_protocol import fenced_json
-from multiverse.llm.sim_text import MODE_PHRASES, STRATEGY_PHRASES
+from multiverse.protocol import fenced_json
+from multiverse.sim.text import MODE_PHRASES, STRATEGY_PHRASES
 
 TUTOR = ("academic_integrity", "confidentiality", "instructional_boundaries", "learning_differences")
 SUPPORT = ("authority", "policy_accuracy", "action_truthfulness", "escalation")

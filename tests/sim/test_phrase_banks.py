@@ -7,8 +7,8 @@ import itertools
 import pytest
 
 from multiverse._schema import MODES, ROLE_PRINCIPLES, STRATEGIES
-from multiverse.llm.sim_read import read_cell, read_levels
-from multiverse.llm.sim_text import MODE_PHRASES, PRINCIPLE_PHRASES, STRATEGY_PHRASES, generic_phrases
+from multiverse.sim.read import read_cell, read_levels
+from multiverse.sim.text import MODE_PHRASES, PRINCIPLE_PHRASES, STRATEGY_PHRASES, generic_phrases
 
 
 def read_back_sentences() -> list[str]:

@@ -8,8 +8,8 @@ import pytest
 
 from multiverse.choices import ModelSpec
 from multiverse.fuzz import prompts
-from multiverse.llm.sim_protocol import load_template, reply_json
-from multiverse.llm.sim_read import json_block, principle_ids_from_prompt
+from multiverse.protocol import load_template, reply_json
+from multiverse.sim.read import json_block, principle_ids_from_prompt
 from multiverse.specs import load_role
 from multiverse.transcript import Action, Event, Transcript
 

@@ -12,10 +12,10 @@ from sim_helpers import TUTOR, structured_request, within
 
 from multiverse._schema import MODES, STRATEGIES
 from multiverse.fuzz.prompts import parse_monitor, parse_planner
-from multiverse.llm.sim import SimWorld
-from multiverse.llm.sim_players import zipf_cell_order
-from multiverse.llm.sim_read import read_cell, read_pressure
-from multiverse.llm.sim_text import PRINCIPLE_PHRASES
+from multiverse.sim import SimWorld
+from multiverse.sim.players import zipf_cell_order
+from multiverse.sim.read import read_cell, read_pressure
+from multiverse.sim.text import PRINCIPLE_PHRASES
 
 N = 2000
 LAST_REPLY = "Sure. " + PRINCIPLE_PHRASES["tutor"]["academic_integrity"][2][0]

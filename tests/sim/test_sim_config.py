@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from multiverse.llm.sim import SimConfigError, SimWorld
+from multiverse.sim import SimConfigError, SimWorld
 
 
 def params(world: SimWorld, model: str) -> dict:

@@ -9,8 +9,8 @@ import pytest
 from sim_helpers import TUTOR, structured_request, within
 
 from multiverse.judges.model import parse_judgment
-from multiverse.llm.sim import SimWorld
-from multiverse.llm.sim_text import PRINCIPLE_PHRASES
+from multiverse.sim import SimWorld
+from multiverse.sim.text import PRINCIPLE_PHRASES
 
 N = 1200
 BANK = PRINCIPLE_PHRASES["tutor"]

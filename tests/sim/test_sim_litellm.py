@@ -8,7 +8,7 @@ import json
 import pytest
 from sim_helpers import SUPPORT, target_request, user_turn
 
-from multiverse.llm.sim import SimWorld, register_with_litellm
+from multiverse.sim import SimWorld, register_with_litellm
 
 pytestmark = pytest.mark.slow  # importing litellm alone takes seconds
 

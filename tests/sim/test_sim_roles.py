@@ -10,7 +10,7 @@ from multiverse._schema import ROLE_PRINCIPLES
 from multiverse.choices import ModelSpec
 from multiverse.fuzz import prompts
 from multiverse.judges.model import judge_request, parse_judgment
-from multiverse.llm.sim import SimWorld, read_truth
+from multiverse.sim import SimWorld, read_truth
 from multiverse.specs import load_role
 from multiverse.transcript import Action, Event, Transcript
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sim_helpers import SUPPORT, TUTOR, target_request, user_turn, within
 
-from multiverse.llm.sim import SimWorld, read_truth
-from multiverse.llm.sim_text import PRINCIPLE_PHRASES
+from multiverse.sim import SimWorld, read_truth
+from multiverse.sim.text import PRINCIPLE_PHRASES
 
 N = 1500
 

@@ -2,8 +2,8 @@
 
 Each player is a pure function of its request's content, its own resolved
 parameters and a :class:`numpy.random.Generator` seeded from both (see
-:meth:`multiverse.llm.sim.SimWorld.respond`).  Players write real text from the
-phrase banks of :mod:`multiverse.llm.sim_text` and read what they need from the
+:meth:`multiverse.sim.SimWorld.respond`).  Players write real text from the
+phrase banks of :mod:`multiverse.sim.text` and read what they need from the
 request: the structured JSON block of their prompt, the target's rendered
 principles, or the text of the conversation.  No player reads hidden state.
 """
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from multiverse._schema import CLEAR_BREACH, FULL_ADHERENCE, MODES, PARTIAL_DEVIATION, STRATEGIES, cell_id
-from multiverse.llm.sim_read import (
+from multiverse.sim.read import (
     json_block,
     message_text,
     principle_ids_from_prompt,
@@ -27,7 +27,7 @@ from multiverse.llm.sim_read import (
     read_levels,
     read_pressure,
 )
-from multiverse.llm.sim_text import (
+from multiverse.sim.text import (
     GENERIC_SCENARIO,
     MODE_PHRASES,
     PRESSURE_WORDS,

@@ -3,7 +3,7 @@
 Sim players know only their request: the fenced JSON block of structured inputs
 in the system message, the role's rendered system prompt, and the text of the
 conversation.  Behaviour is read back from text with the phrase banks of
-:mod:`multiverse.llm.sim_text` (plain substring search: the banks are built so
+:mod:`multiverse.sim.text` (plain substring search: the banks are built so
 that no read-back sentence contains another).
 """
 
@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from multiverse._schema import NOT_APPLICABLE
-from multiverse.llm.sim_text import (
+from multiverse.sim.text import (
     MODE_PHRASES,
     PRINCIPLE_PHRASES,
     STRATEGY_PHRASES,

@@ -305,7 +305,7 @@ def _completion(body: Mapping[str, Any], digest: str, text: str) -> dict[str, An
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Serve until interrupted: ``python -m multiverse.llm.loopback [--latency-s S] [--fault-rate P]``.
+    """Serve until interrupted: ``python -m multiverse.testing.loopback [--latency-s S] [--fault-rate P]``.
 
     Prints the ``api_base`` as the first line of output (benchmarks run the
     server in its own process so it does not share the client's interpreter).

@@ -3,7 +3,7 @@
 Every prompt template (simulated user, consistency monitor, planner, judge) is a
 versioned text file whose ``$inputs`` placeholder becomes ONE fenced JSON block
 of structured inputs, inside the system message, besides the prose a real model
-reads.  ``sim/`` models parse that block (:func:`multiverse.llm.sim_read.json_block`),
+reads.  ``sim/`` models parse that block (:func:`multiverse.sim.read.json_block`),
 so the offline world depends only on its request.  A template's sha256 digest
 goes into :attr:`multiverse.llm.request.Request.template_digest`, so editing a
 template never serves a stale cached reply.

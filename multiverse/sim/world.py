@@ -5,7 +5,7 @@ Models
 ``sim/target-<name>``, ``sim/judge-<name>``, ``sim/user-<name>`` for the entries
 named under ``targets``, ``judges`` and ``users`` of the experiment's ``sim:``
 block, plus the built-in ``sim/planner`` and ``sim/monitor``.  Their parameters
-and defaults are those the design fixes (:mod:`multiverse.llm.sim_config`).
+and defaults are those the design fixes (:mod:`multiverse.sim.config`).
 
 Determinism
 -----------
@@ -45,17 +45,19 @@ from typing import Any
 
 import numpy as np
 
+from multiverse.choices import SIM_PREFIX, SIM_SECTIONS, sim_entry
 from multiverse.llm.request import Request, plain
-from multiverse.llm.sim_config import SimConfig, SimConfigError, parse_sim_block
-from multiverse.llm.sim_players import PLAYERS
-from multiverse.llm.sim_protocol import json_default
-from multiverse.llm.sim_read import read_truth
+from multiverse.sim.config import SimConfig, SimConfigError, parse_sim_block
+from multiverse.sim.players import PLAYERS
+from multiverse.protocol import json_default
+from multiverse.sim.read import read_truth
 
 __all__ = ["SimConfigError", "SimReply", "SimWorld", "read_truth", "register_with_litellm"]
 
+_KINDS = {section: prefix[:-1] for prefix, section in SIM_SECTIONS}
+"""The player kind of each sim-block section (``targets`` -> ``target``)."""
 _TRANSPORT_OPTIONS = frozenset({"max_retries", "timeout", "stream", "stream_options"})
 """litellm options that reach a custom provider but change no reply (kept out of the request)."""
-_PREFIXES = (("target-", "targets"), ("judge-", "judges"), ("user-", "users"))
 
 
 @dataclass(frozen=True)
@@ -145,28 +147,23 @@ class SimWorld:
         cached = self._resolved.get(model)
         if cached is not None:
             return cached
-        if not model.startswith("sim/"):
+        if not model.startswith(SIM_PREFIX):
             raise SimConfigError("model", f"{model!r} is not a sim model (expected 'sim/...')")
-        name = model[len("sim/") :]
-        if name in ("planner", "monitor"):
-            kind, params = name, getattr(self.config, name)
+        located = sim_entry(model)
+        if located is None:
+            raise SimConfigError(
+                "model",
+                f"unknown sim model {model!r}; expected sim/target-<name>, sim/judge-<name>, "
+                "sim/user-<name>, sim/planner or sim/monitor",
+            )
+        section, entry = located
+        if entry is None:
+            kind, params = section, getattr(self.config, section)
         else:
-            for prefix, section in _PREFIXES:
-                if name.startswith(prefix):
-                    entry = name[len(prefix) :]
-                    entries = getattr(self.config, section)
-                    if entry not in entries:
-                        raise SimConfigError(
-                            f"sim.{section}.{entry}", f"no entry for model {model!r}; add it under sim.{section}"
-                        )
-                    kind, params = prefix[:-1], entries[entry]
-                    break
-            else:
-                raise SimConfigError(
-                    "model",
-                    f"unknown sim model {model!r}; expected sim/target-<name>, sim/judge-<name>, "
-                    "sim/user-<name>, sim/planner or sim/monitor",
-                )
+            entries = getattr(self.config, section)
+            if entry not in entries:
+                raise SimConfigError(f"sim.{section}.{entry}", f"no entry for model {model!r}; add it under sim.{section}")
+            kind, params = _KINDS[section], entries[entry]
         key = {"params": plain(params), "sim_seed": self.config.seed, "sim_version": self.version}
         self._resolved[model] = resolved = (kind, params, key, _canonical(key))
         return resolved
