@@ -43,8 +43,13 @@ _FUNCTION_KEYS_REQUIRED = ("name", "description", "parameters")
 _FUNCTION_KEYS_OPTIONAL = ("strict",)
 
 
+PACKAGED_SPECS = Path(__file__).resolve().parent / "_specs"
+"""The roles and contracts a built wheel ships (a copy of the checkout's ``specs/``; absent in a checkout)."""
+
+
 def find_specs_dir(start: str | Path | None = None) -> Path:
-    """The ``specs`` folder: ``$MULTIVERSE_SPECS``, else the nearest ``specs/roles`` above ``start``.
+    """The ``specs`` folder: ``$MULTIVERSE_SPECS``, else the nearest ``specs/roles`` above ``start``,
+    else the roles and contracts shipped inside an installed package.
 
     Parameters
     ----------
@@ -66,6 +71,8 @@ def find_specs_dir(start: str | Path | None = None) -> Path:
     for folder in (here, *here.parents):
         if (folder / "specs" / "roles").is_dir():
             return folder / "specs"
+    if (PACKAGED_SPECS / "roles").is_dir():
+        return PACKAGED_SPECS
     raise FileNotFoundError(
         f"no specs/roles folder found in {here} or its parents; pass specs_dir= or set {SPECS_ENV}"
     )
