@@ -28,7 +28,7 @@ _EXPORTS: dict[str, str] = {
     "agreement": "multiverse.analysis.raters",
     "to_long": "multiverse.cube",
     "load_role": "multiverse.specs",
-    "load_experiment": "multiverse.experiment",
+    "load_experiment": "multiverse.run.checks",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

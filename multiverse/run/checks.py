@@ -1,7 +1,8 @@
 """Experiment checks that need the layers above :mod:`multiverse.experiment`.
 
 The ``sim:`` block belongs to the offline world and deterministic judge names to
-the judge registry; :func:`validate_experiment` adds both to the file checks.
+the judge registry; :func:`validate_experiment` and :func:`load_experiment` add
+both to the file checks, so a file loads exactly when it validates.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from pathlib import Path
 
 from multiverse._yaml import Located, Problem
 from multiverse.choices import ModelSpec
+from multiverse import experiment as _experiment
 from multiverse.experiment import Experiment, ExperimentCheck, validate_file
 
-__all__ = ["EXPERIMENT_CHECKS", "check_judge_names", "check_sim", "validate_experiment"]
+__all__ = ["EXPERIMENT_CHECKS", "check_judge_names", "check_sim", "load_experiment", "validate_experiment"]
 
 
 def _models(experiment: Experiment) -> Iterator[tuple[str, ModelSpec]]:
@@ -65,3 +67,27 @@ EXPERIMENT_CHECKS: tuple[ExperimentCheck, ...] = (check_sim, check_judge_names)
 def validate_experiment(path: str | Path) -> list[Problem]:
     """Every problem in an experiment file, the ``sim:`` block and judge names included."""
     return validate_file(path, checks=EXPERIMENT_CHECKS)
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read an experiment file, running every check ``multiverse validate`` runs.
+
+    Parameters
+    ----------
+    path
+        An experiment YAML file.
+
+    Returns
+    -------
+    Experiment
+
+    Raises
+    ------
+    SpecError
+        Carrying every problem :func:`validate_experiment` reports, when there is one.
+
+    See Also
+    --------
+    validate_experiment : the same checks, returning the problems instead.
+    """
+    return _experiment.load_experiment(path, checks=EXPERIMENT_CHECKS)

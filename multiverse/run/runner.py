@@ -13,10 +13,10 @@ from typing import Any
 import xarray as xr
 
 from multiverse._schema import FAILURE_REASONS
-from multiverse.experiment import Experiment, load_experiment
+from multiverse.experiment import Experiment
 from multiverse.plan import Plan, make_plan
 from multiverse.run.assemble import assemble_cube, provenance
-from multiverse.run.checks import EXPERIMENT_CHECKS
+from multiverse.run.checks import load_experiment
 from multiverse.run.execute import execute_units
 from multiverse.run.records import UnitResult
 
@@ -27,7 +27,7 @@ def resolve_experiment(experiment: Experiment | str | Path) -> Experiment:
     """An :class:`Experiment` from itself or from a file path (fully validated)."""
     if isinstance(experiment, Experiment):
         return experiment
-    return load_experiment(experiment, checks=EXPERIMENT_CHECKS)
+    return load_experiment(experiment)
 
 
 def resolve_cache(experiment: Experiment, cache: str | Path | None) -> Path:

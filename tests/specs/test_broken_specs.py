@@ -216,3 +216,30 @@ def test_mangled_specs_give_problems_never_internal_errors(tmp_path, source, cut
 
     assert all("could not be checked" not in p.message for p in problems), problems
     assert all(p.path == str(path) for p in problems)
+
+
+LOAD_CASES = [
+    *EXPERIMENT_CASES,
+    pytest.param(EXPERIMENT.replace("targets: {a: {}}", "targets: {a: {breech: {'*': 0.1}}}"), "breech", id="experiment-sim-key-misspelt"),
+    pytest.param(
+        EXPERIMENT.replace("judge: {strict: sim/judge-strict}", "judge: {strict: sim/judge-strict, c: {deterministic: contrakt}}"),
+        "deterministic",
+        id="experiment-unknown-deterministic-judge",
+    ),
+    pytest.param(EXPERIMENT.replace("systems: {a: sim/target-a}", "systems: {a: sim/target-zz}"), "systems", id="experiment-sim-model-without-entry"),
+]
+
+
+@pytest.mark.parametrize(("text", "field_part"), LOAD_CASES)
+def test_load_experiment_refuses_every_file_validate_rejects(tmp_path, text, field_part):
+    import multiverse
+    from multiverse._yaml import SpecError
+    from multiverse.run import validate_experiment
+
+    path = tmp_path / "experiment.yaml"
+    path.write_text(text)
+    problems = validate_experiment(path)
+    assert problems and any(field_part in problem.field for problem in problems)
+    with pytest.raises(SpecError) as raised:
+        multiverse.load_experiment(path)
+    assert [str(p) for p in raised.value.problems] == [str(p) for p in problems]
