@@ -34,3 +34,13 @@ def test_accessor_registers_when_xarray_loads_after_multiverse():
 def test_accessor_registers_when_xarray_was_loaded_first():
     code = "import xarray as xr, multiverse; print(hasattr(xr.Dataset(), 'multiverse'))"
     assert _fresh(code) == ["True"]
+
+
+def test_version_flag_prints_the_library_version(capsys):
+    from multiverse.cli import main
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"multiverse {multiverse.__version__}\n"
+    import importlib.metadata
+
+    assert multiverse.__version__ == importlib.metadata.version("multiverse")

@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="multiverse",
         description="Role-adherence evaluation as a multiverse of measurement choices.",
     )
+    parser.add_argument("-V", "--version", action="store_true", help="print the library version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in SUBCOMMANDS.items():
         sub.add_parser(name, help=help_text, description=help_text, add_help=False)
@@ -42,6 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``multiverse`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["--version"], ["-V"]):
+        from multiverse import __version__
+
+        print(f"multiverse {__version__}")
+        return 0
     if not argv or argv[0] not in SUBCOMMANDS:
         parser = build_parser()
         if argv and argv[0] not in ("-h", "--help"):
