@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "register_judge": "multiverse.judges",
     "agreement": "multiverse.analysis.raters",
     "to_long": "multiverse.cube",
+    "summary": "multiverse.cube_summary",
     "load_role": "multiverse.specs",
     "load_experiment": "multiverse.run.checks",
 }
