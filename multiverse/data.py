@@ -12,8 +12,10 @@ Folders
 -------
 Data folder
     ``dest=`` if given, else the environment variable ``MULTIVERSE_DATA_DIR``,
-    else ``data/`` at the root of the source tree holding this package
-    (git-ignored).
+    else ``data/`` in the current project: the nearest folder at or above the
+    working directory that holds ``specs/roles`` (a multiverse project, as
+    :func:`multiverse.specs.find_specs_dir` finds it), else the working
+    directory itself.  Never inside an installed package.
 Mirror folder
     ``mirror=`` if given, else ``MULTIVERSE_DATA_MIRROR`` when set and non-empty.
     A mirror has the manifest's layout (``tau-bench/...``, ``alpaca_eval/...``).
@@ -98,13 +100,15 @@ def entry(name: str) -> DataFile:
 
 
 def data_dir(dest: str | os.PathLike[str] | None = None) -> Path:
-    """The local data folder: ``dest``, else ``$MULTIVERSE_DATA_DIR``, else ``<repo>/data``."""
+    """The local data folder: ``dest``, else ``$MULTIVERSE_DATA_DIR``, else the current project's ``data/``."""
     if dest is not None:
         return Path(dest)
     env = os.environ.get(DATA_DIR_ENV, "")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / "data"
+    here = Path.cwd().resolve()
+    project = next((folder for folder in (here, *here.parents) if (folder / "specs" / "roles").is_dir()), here)
+    return project / "data"
 
 
 def mirror_dir(mirror: str | os.PathLike[str] | None = None) -> Path | None:

@@ -10,7 +10,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     fetch = actions.add_parser("fetch", help="Copy (from a mirror) or download every file, verifying its sha256.")
     fetch.add_argument("--mirror", help="a local folder with the data's layout (default: $MULTIVERSE_DATA_MIRROR)")
-    fetch.add_argument("--dest", help="the data folder to fill (default: $MULTIVERSE_DATA_DIR or <repo>/data)")
+    fetch.add_argument("--dest", help="the data folder to fill (default: $MULTIVERSE_DATA_DIR, else data/ in the current project: the nearest folder up from here holding specs/roles, else ./data)")
     verify = actions.add_parser("verify", help="Check every fetched file against the manifest.")
     verify.add_argument("--dest", help="the data folder to check")
     where = actions.add_parser("path", help="Print the data folder, or the verified path of one file.")

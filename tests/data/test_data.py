@@ -149,9 +149,15 @@ def test_cli_verify_and_fetch_exit_codes(small_world, capsys):
 
 def test_data_folder_default_and_environment(monkeypatch, tmp_path):
     monkeypatch.delenv(data.DATA_DIR_ENV, raising=False)
-    assert data.data_dir() == Path(data.__file__).resolve().parent.parent / "data"
-    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path))
-    assert data.data_dir() == tmp_path
+    project = tmp_path / "project"
+    (project / "specs" / "roles").mkdir(parents=True)
+    (project / "notebooks").mkdir()
+    monkeypatch.chdir(project / "notebooks")
+    assert data.data_dir() == project.resolve() / "data"
+    monkeypatch.chdir(tmp_path)
+    assert data.data_dir() == tmp_path.resolve() / "data"
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path / "elsewhere"))
+    assert data.data_dir() == tmp_path / "elsewhere"
 
 
 def test_manifest_entries_are_complete():
