@@ -7,6 +7,13 @@ import json
 import sys
 
 
+CALLS_NOTE = (
+    "(calls count distinct requests; a run's run.json counts every request it sends, retries included, "
+    "and every cache lookup as a hit, so its calls + cache_hits can exceed these)"
+)
+"""Why ``plan``'s call counts and ``run``'s differ, printed under the table."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("experiment", metavar="EXPERIMENT.yaml", help="the experiment file")
     parser.add_argument("--cache", metavar="DIR", help="model-call cache folder (default: the file's cache:)")
@@ -42,4 +49,5 @@ def main(args: argparse.Namespace) -> int:
         f"calls needed {report['needed']}, cached {report['cached']}, to call {report['to_call']}, "
         f"estimated cost {_cost(report['cost_usd'])}"
     )
+    print(CALLS_NOTE)
     return 0

@@ -174,14 +174,19 @@ def test_plan_prints_layers_calls_and_cost_calling_nothing(write_experiment, tmp
     before = json.loads(capsys.readouterr().out)
     assert before["layers"] == {"rollouts": 1, "conversations": 2, "judgments": 2}
     assert before["cached"] == 0 and before["needed"] > 0 and before["cost_usd"] == 0.0
-    run(path, cache=cache)
+    run(path, out=tmp_path / "out", cache=cache)
     with monkeypatch.context() as patch:
         patch.setattr(SimWorld, "respond", refuse)
+        assert cli(["plan", str(path), "--cache", str(cache), "--json"]) == 0
+        after = json.loads(capsys.readouterr().out)
         assert cli(["plan", str(path), "--cache", str(cache)]) == 0
     text = capsys.readouterr().out
     assert "layer rollout: 1 rollouts, 2 conversations" in text
     assert "layer judge: 2 judge cells" in text
     assert "to call 0" in text
+    assert "calls count distinct requests" in text
+    ran = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert ran["failures"] == {} and after["cached"] == ran["calls"]  # no retries: both count the same calls
 
 
 def test_show_prints_one_conversation_with_every_judge(write_experiment, tmp_path, capsys, tiny_experiment):
