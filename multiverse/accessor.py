@@ -11,6 +11,8 @@ from typing import Any
 
 import xarray as xr
 
+__all__ = ["MultiverseAccessor"]
+
 
 def _call(module: str, name: str, *args: Any, **kwargs: Any) -> Any:
     return getattr(importlib.import_module(module), name)(*args, **kwargs)

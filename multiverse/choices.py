@@ -14,6 +14,17 @@ from typing import Any
 
 from multiverse._schema import PANEL_COMBINES, SEARCHES
 
+__all__ = [
+    "SIM_PREFIX",
+    "SIM_BUILTINS",
+    "SIM_SECTIONS",
+    "sim_entry",
+    "ModelSpec",
+    "Condition",
+    "Budget",
+    "JudgeSpec",
+]
+
 
 SIM_PREFIX = "sim/"
 """Model strings starting with this are served by the offline world."""

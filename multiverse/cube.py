@@ -17,6 +17,8 @@ import xarray as xr
 
 from multiverse import _schema as S
 
+__all__ = ["new_cube", "encode_attrs", "check_cube", "to_long", "with_truth_judge"]
+
 
 def new_cube(
     *,

@@ -38,6 +38,25 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+__all__ = [
+    "MANIFEST_NAME",
+    "DATA_DIR_ENV",
+    "MIRROR_ENV",
+    "FETCH_HINT",
+    "DataError",
+    "IntegrityError",
+    "DataFile",
+    "manifest",
+    "entry",
+    "data_dir",
+    "mirror_dir",
+    "sha256_of",
+    "status",
+    "verify",
+    "path",
+    "fetch",
+]
+
 MANIFEST_NAME = "data_manifest.json"
 DATA_DIR_ENV = "MULTIVERSE_DATA_DIR"
 MIRROR_ENV = "MULTIVERSE_DATA_MIRROR"

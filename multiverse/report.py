@@ -31,6 +31,8 @@ from multiverse.plots.ranking import plot_rank_flips, plot_rankings
 from multiverse.plots.variance import plot_decision_study, plot_variance
 from multiverse.score import score, score_counts
 
+__all__ = ["SUMMARY_KEYS", "Report", "summary_table", "markdown_table", "write_report"]
+
 SUMMARY_KEYS = ("system", "role", "user_sim", "condition", "judge", "standard", "rule")
 
 

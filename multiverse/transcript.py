@@ -21,6 +21,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+__all__ = ["Action", "Event", "Transcript", "TranscriptStore"]
+
 @dataclass(frozen=True)
 class Action:
     """One structured action (tool call) an assistant event requested."""

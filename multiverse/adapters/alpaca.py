@@ -60,6 +60,17 @@ import xarray as xr
 from multiverse import _schema as S
 from multiverse.cube import new_cube
 
+__all__ = [
+    "ROLE",
+    "PRINCIPLE",
+    "USER_SIM",
+    "TIE",
+    "NotRowComparable",
+    "preference_severity",
+    "alpaca_eval",
+    "alpaca_leaderboards",
+]
+
 ROLE = "alpaca_eval"
 PRINCIPLE = "preferred_over_baseline"
 USER_SIM = "fixed_instructions"

@@ -42,6 +42,8 @@ import numpy as np
 from multiverse import _schema as S
 from multiverse.transcript import Transcript
 
+__all__ = ["is_affirmative", "unconsented_write_turns", "consent_severities"]
+
 _CONTROL = re.compile(r"###[A-Z_]+###")
 _PHRASES = (
     r"(yes|yeah|yep|yup|sure|ok|okay|confirm|confirmed|go ahead|proceed|please do|do it|"

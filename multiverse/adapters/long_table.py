@@ -23,6 +23,8 @@ from multiverse import _schema as S
 from multiverse.adapters._items import item_labels
 from multiverse.cube import new_cube
 
+__all__ = ["DEFAULT_PRINCIPLE", "IMPORTED", "read_table", "long_table"]
+
 DEFAULT_PRINCIPLE = "overall"
 IMPORTED = "imported"
 _READERS = {".csv": pd.read_csv, ".tsv": lambda p: pd.read_csv(p, sep="\t"), ".parquet": pd.read_parquet,

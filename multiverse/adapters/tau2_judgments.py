@@ -49,6 +49,17 @@ from multiverse import _schema as S
 from multiverse.adapters._items import item_labels
 from multiverse.cube import new_cube
 
+__all__ = [
+    "VERDICTS",
+    "REFERENCE_JUDGE",
+    "PRINCIPLE",
+    "SUCCESS_THRESHOLD",
+    "TABLE_COLUMNS",
+    "normalise_verdict",
+    "tau2_judgment_table",
+    "tau2_judgments",
+]
+
 VERDICTS: Mapping[str, int] = {
     **dict.fromkeys(
         ("pass", "passed", "success", "successful", "satisfied", "satisfactory", "compliant", "correct",

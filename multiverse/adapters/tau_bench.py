@@ -62,6 +62,17 @@ from multiverse.judges.contract_judge import contract_severities
 from multiverse.specs import Contract, find_specs_dir, load_contract
 from multiverse.transcript import Transcript, TranscriptStore
 
+__all__ = [
+    "TAU_PRINCIPLES",
+    "TAU_JUDGES",
+    "DOMAINS",
+    "SUCCESS_THRESHOLD",
+    "CONDITION",
+    "tau_bench",
+    "task_contract",
+    "write_tools",
+]
+
 TAU_PRINCIPLES: tuple[str, ...] = ("task_success", "authority", "user_consent")
 """Principle ids of every ``tau_<domain>`` role."""
 TAU_JUDGES: tuple[str, ...] = ("reward", "contract", "consent")

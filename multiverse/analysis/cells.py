@@ -15,6 +15,8 @@ from multiverse import __version__
 from multiverse import _schema as S
 from multiverse.score import standard_codes
 
+__all__ = ["principle_verdicts", "cell_rates"]
+
 
 def principle_verdicts(cube: xr.Dataset, *, standard: str = "clear_breach") -> xr.DataArray:
     """Per conversation, judge and principle: 1 violated in some turn, 0 clean, NaN missing.

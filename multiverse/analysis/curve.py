@@ -28,6 +28,17 @@ from multiverse.analysis._bootstrap import bound_coords, cluster_weights, nan_qu
 from multiverse.analysis._scores import unit_scores
 from multiverse.score import is_valid
 
+__all__ = [
+    "SUMMARIES",
+    "NULL_QUANTILES",
+    "ratio_draws",
+    "clustered_influence",
+    "clustered_se",
+    "curve_kernel",
+    "specification_dims",
+    "spec_curve",
+]
+
 SUMMARIES = ("median_estimate", "share_significant", "stouffer_z")
 NULL_QUANTILES = (0.025, 0.5, 0.975)
 

@@ -20,6 +20,15 @@ from multiverse.analysis._scores import unit_scores
 from multiverse.analysis.curve import clustered_influence, clustered_se
 from multiverse.score import pass_hat_k
 
+__all__ = [
+    "MILLER",
+    "flip_share_kernel",
+    "minimum_detectable",
+    "clustered_se_of_rate",
+    "noise_floor",
+    "paired_differences",
+]
+
 MILLER = "Miller (2024), Adding Error Bars to Evals, arXiv:2411.00640"
 
 

@@ -18,6 +18,18 @@ from multiverse import __version__
 from multiverse.analysis._scores import unit_scores
 from multiverse.analysis.noise import paired_differences
 
+__all__ = [
+    "NUISANCE",
+    "rank_kernel",
+    "order_flips",
+    "tau",
+    "rankings",
+    "rank_agreement",
+    "win_shares",
+    "leaderboard_table",
+    "leaderboard_rankings",
+]
+
 NUISANCE = ("replicate", "item")
 
 

@@ -23,6 +23,16 @@ from multiverse.analysis._bootstrap import cluster_weights, percentile_interval,
 from multiverse.cube import with_truth_judge
 from multiverse.score import list_standards, standard_codes
 
+__all__ = [
+    "METRICS",
+    "SCALES",
+    "metric_from_tables",
+    "pair_tables",
+    "ratings",
+    "agreement",
+    "agreement_ci",
+]
+
 METRICS = ("percent", "cohen_kappa", "scott_pi", "krippendorff_alpha")
 SCALES = ("nominal", "ordinal")
 

@@ -23,6 +23,14 @@ from multiverse import __version__
 from multiverse import _schema as S
 from multiverse.analysis._scores import unit_scores
 
+__all__ = [
+    "OBJECT",
+    "anova_table",
+    "variance_components",
+    "variance_decomposition",
+    "decision_study",
+]
+
 OBJECT = "system"
 
 

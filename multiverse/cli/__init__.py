@@ -12,6 +12,8 @@ import importlib
 import os
 import sys
 
+__all__ = ["SUBCOMMANDS", "build_parser", "main"]
+
 SUBCOMMANDS: dict[str, str] = {
     "inspect": "Check one case JSON against its role contract.",
     "validate": "Validate role, contract and experiment files.",

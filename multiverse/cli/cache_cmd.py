@@ -10,6 +10,8 @@ import argparse
 import json
 import sys
 
+__all__ = ["add_arguments", "main"]
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)

@@ -16,6 +16,8 @@ from typing import Any
 
 from multiverse.contract import CaseFormatError, diagnostic, evaluate_case, exit_code
 
+__all__ = ["UNREADABLE", "add_arguments", "read_case_file", "render", "main"]
+
 UNREADABLE = 2
 
 

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+__all__ = ["CALLS_NOTE", "add_arguments", "main"]
+
 
 CALLS_NOTE = (
     "(calls count distinct requests; a run's run.json counts every request it sends, retries included, "

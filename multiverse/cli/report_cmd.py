@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+__all__ = ["add_arguments", "main"]
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("cube", metavar="CUBE", help="a cube file (.nc/.zarr) or a run folder")

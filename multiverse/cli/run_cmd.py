@@ -12,6 +12,8 @@ import argparse
 import json
 import sys
 
+__all__ = ["add_arguments", "main"]
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("experiment", metavar="EXPERIMENT.yaml", help="the experiment file")

@@ -21,6 +21,8 @@ from multiverse._schema import (
     PARTIAL_DEVIATION,
 )
 
+__all__ = ["SYMBOLS", "LEGEND", "SELECTORS", "add_arguments", "main"]
+
 SYMBOLS = {FULL_ADHERENCE: "0", PARTIAL_DEVIATION: "1", CLEAR_BREACH: "2", MISSING: "?", NOT_APPLICABLE: "."}
 LEGEND = "severity: 0 full adherence, 1 partial deviation, 2 clear breach, ? missing, . not applicable"
 SELECTORS = CONVERSATION_DIMS

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from multiverse._yaml import Problem
 
+__all__ = ["add_arguments", "main"]
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="spec files or folders (searched for *.yaml, *.yml)")

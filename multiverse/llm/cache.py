@@ -44,6 +44,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+__all__ = [
+    "LAYOUT_VERSION",
+    "DB_NAME",
+    "CACHE_ENV",
+    "default_cache_dir",
+    "CacheEntry",
+    "CacheLayoutError",
+    "Cache",
+]
+
 LAYOUT_VERSION = 1
 """Version of the table layout (``PRAGMA user_version``); the key layout is ``_schema.KEY_SCHEMA_VERSION``."""
 DB_NAME = "calls.sqlite3"

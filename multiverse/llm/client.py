@@ -39,6 +39,8 @@ from multiverse.llm.redact import redact, strip_url_credentials
 from multiverse.llm.request import Request, Response
 from multiverse.llm.retry import MODEL_WIDE_REASONS, Backoff, Failure, classify
 
+__all__ = ["CallRecord", "Client", "World"]
+
 log = logging.getLogger("multiverse.llm")
 T = TypeVar("T")
 _CHARS_PER_TOKEN = 4

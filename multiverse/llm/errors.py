@@ -6,6 +6,8 @@ already in the cache and a rerun resumes where the stopped run left off.
 
 from __future__ import annotations
 
+__all__ = ["RunStopped", "SpendCapReached", "OfflineCacheMiss"]
+
 
 class RunStopped(RuntimeError):
     """A run stopped on purpose (spend cap, offline miss); rerunning resumes it.

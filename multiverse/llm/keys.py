@@ -24,6 +24,15 @@ from multiverse._schema import KEY_SCHEMA_VERSION
 from multiverse.llm.redact import register_secret, strip_url_credentials
 from multiverse.llm.request import Request, plain
 
+__all__ = [
+    "TRANSPORT_PARAMS",
+    "KeyedWorld",
+    "canonical_json",
+    "sampling_params",
+    "key_material",
+    "request_key",
+]
+
 TRANSPORT_PARAMS = frozenset(
     {
         "timeout",

@@ -17,6 +17,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+__all__ = ["RateLimit", "Limiter"]
+
 
 @dataclass(frozen=True)
 class RateLimit:

@@ -20,6 +20,8 @@ from typing import Any
 from multiverse.llm.redact import install_log_filter, split_url_credentials
 from multiverse.llm.request import Request, plain
 
+__all__ = ["load_litellm", "Reply", "call_kwargs", "acall"]
+
 _LOCK = threading.Lock()
 _LOGGER_NAMESPACES = ("LiteLLM", "litellm", "httpx", "httpcore", "openai", "aiohttp", "anthropic", "botocore")
 

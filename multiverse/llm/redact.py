@@ -20,6 +20,16 @@ import os
 import re
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
+__all__ = [
+    "MASK",
+    "register_secret",
+    "redact",
+    "strip_url_credentials",
+    "split_url_credentials",
+    "RedactingFilter",
+    "install_log_filter",
+]
+
 MASK = "[REDACTED]"
 _MIN_SECRET_LENGTH = 6
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)

@@ -18,6 +18,8 @@ from multiverse._schema import FAILURE_REASONS
 if TYPE_CHECKING:
     from multiverse.choices import ModelSpec
 
+__all__ = ["RESERVED_PARAMS", "plain", "Request", "Response"]
+
 RESERVED_PARAMS = frozenset({"model", "messages", "tools", "response_format", "seed", "stream", "n", "api_base", "base_url"})
 """Sampling-parameter names that have their own :class:`Request` field or are unsupported."""
 

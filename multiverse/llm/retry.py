@@ -18,6 +18,16 @@ from dataclasses import dataclass
 
 from multiverse.llm.redact import redact
 
+__all__ = [
+    "TRANSIENT_REASONS",
+    "PERMANENT_REASONS",
+    "MODEL_WIDE_REASONS",
+    "Failure",
+    "retry_after_s",
+    "classify",
+    "Backoff",
+]
+
 TRANSIENT_REASONS = frozenset(
     {"rate_limited", "timeout", "server_error", "connection_error", "malformed_response", "empty_response"}
 )

@@ -8,6 +8,8 @@ from matplotlib.axes import Axes
 
 from multiverse.plots._style import axes, style
 
+__all__ = ["plot_agreement"]
+
 
 def plot_agreement(result: xr.DataArray | xr.Dataset, *, ax: Axes | None = None, annotate: bool = True) -> Axes:
     """Heatmap of a pairwise agreement matrix (:func:`multiverse.analysis.agreement`).

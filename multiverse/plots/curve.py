@@ -10,6 +10,8 @@ from matplotlib.figure import Figure
 
 from multiverse.plots._style import NOT_SIGNIFICANT, NULL_BAND, OPPOSITE, PREFERRED, SIGNIFICANT, facet, style
 
+__all__ = ["plot_spec_curve"]
+
 _CLASSES = ("white", NOT_SIGNIFICANT, SIGNIFICANT, OPPOSITE)
 
 

@@ -8,6 +8,8 @@ from matplotlib.axes import Axes
 
 from multiverse.plots._style import axes, style
 
+__all__ = ["plot_cell_heatmap"]
+
 
 def plot_cell_heatmap(
     cells: xr.Dataset, *, system: str | None = None, judge: str | None = None, ax: Axes | None = None

@@ -8,6 +8,8 @@ from matplotlib.axes import Axes
 
 from multiverse.plots._style import NOT_SIGNIFICANT, SIGNIFICANT, axes, style
 
+__all__ = ["plot_noise_floor"]
+
 
 def plot_noise_floor(pairs: xr.Dataset, *, ax: Axes | None = None) -> Axes:
     """Scatter of |difference| against the minimum detectable difference, one point per pair and specification.

@@ -8,6 +8,8 @@ from matplotlib.axes import Axes
 
 from multiverse.plots._style import axes, style
 
+__all__ = ["plot_rankings", "plot_rank_flips"]
+
 
 def plot_rankings(ranks: xr.DataArray, *, dim: str = "judge", ax: Axes | None = None) -> Axes:
     """Bump chart: each system's rank (mean over the other specification dims) under each value of ``dim``.

@@ -8,6 +8,8 @@ from matplotlib.axes import Axes
 
 from multiverse.plots._style import SIGNIFICANT, axes, style
 
+__all__ = ["plot_variance", "plot_decision_study"]
+
 
 def plot_variance(decomposition: xr.Dataset, *, ax: Axes | None = None, top: int = 12) -> Axes:
     """Horizontal bars of the variance shares, largest first.

@@ -38,6 +38,16 @@ from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+__all__ = [
+    "TRANSIENT_FAULTS",
+    "PERMANENT_FAULTS",
+    "FAULTS",
+    "body_digest",
+    "reply_text",
+    "LoopbackServer",
+    "main",
+]
+
 TRANSIENT_FAULTS: tuple[str, ...] = ("rate_limit", "server_error", "timeout", "malformed", "truncated", "empty")
 PERMANENT_FAULTS: tuple[str, ...] = ("auth", "bad_request", "not_found")
 FAULTS = TRANSIENT_FAULTS + PERMANENT_FAULTS
