@@ -70,7 +70,7 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
             numbers[f"failure_clusters.{role}.{search}"] = int(metrics.failure_clusters(rows))
             if role == "tutor":
                 curves[search] = by_round
-    save_figure(figures.coverage_curves(curves), "fig6_coverage", figures_dir)
+    save_figure(figures.plot_coverage_curves(curves), "fig6_coverage", figures_dir)
 
     planted = multiverse.run(EXPERIMENTS / "sim_campaign_planted.yaml", out=out_dir / "planted", cache=cache_dir)
     table = metrics.cube_turn_table(planted, judge="strict", round_size=planted_file.budget.conversations)
@@ -88,5 +88,5 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     numbers["planted.cell_breach_rate"] = float(share.sel(behaviour=behaviour, principle=principle))
     elsewhere = share.where((share["behaviour"] != behaviour) | (share["principle"] != principle))
     numbers["planted.other_cells_max_rate"] = float(elsewhere.max())
-    save_figure(figures.violation_heatmap(heatmap), "fig7_planted_heatmap", figures_dir)
+    save_figure(figures.plot_violation_heatmap(heatmap), "fig7_planted_heatmap", figures_dir)
     return numbers

@@ -2,18 +2,25 @@
 
 A package lists ``name -> module`` in a table and gets ``__getattr__`` and
 ``__dir__`` from :func:`lazy_exports`; a name's module is imported on first use
-and the value is then cached in the package's namespace.
+and the value is then cached in the package's namespace.  Names that were
+renamed keep working for one release through ``deprecated={old: new}``: using
+the old name warns (``DeprecationWarning``) and returns the new name's value.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
+__all__ = ["lazy_exports"]
 
-def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+
+def lazy_exports(
+    package: str, exports: Mapping[str, str], *, deprecated: Mapping[str, str] | None = None
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package`` resolving ``exports`` on first use.
 
     Parameters
@@ -22,10 +29,20 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[st
         The package's ``__name__``.
     exports
         Public name -> the module defining it.
+    deprecated
+        Old name -> the public name that replaced it (kept for one release; not listed by ``dir``).
     """
     table = dict(exports)
+    renamed = dict(deprecated or {})
 
     def __getattr__(name: str) -> Any:
+        if name in renamed:
+            warnings.warn(
+                f"{package}.{name} was renamed {package}.{renamed[name]}; the old name goes in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return getattr(sys.modules[package], renamed[name])
         module = table.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")

@@ -23,7 +23,7 @@ from multiverse._spec_types import (
     Criterion,
     Principle,
     Role,
-    Scenario,
+    SeedScenario,
 )
 from multiverse._yaml import SpecError, load_located
 
@@ -410,11 +410,11 @@ def _check_contract_tools(reader: FieldReader, contract: Contract, tools: list[d
             reader.problem(f"tools.{i}.function.name", f"tool '{name}' is not in the contract's action_vocabulary: every call would be an unknown action")
 
 
-def _parse_seeds(reader: FieldReader, value: Any, principle_ids: tuple[str, ...] | None) -> list[Scenario] | None:
+def _parse_seeds(reader: FieldReader, value: Any, principle_ids: tuple[str, ...] | None) -> list[SeedScenario] | None:
     items = reader.items(value, "seeds", non_empty=False)
     if items is None:
         return None
-    out: list[Scenario] = []
+    out: list[SeedScenario] = []
     first: dict[str, str] = {}
     ok = True
     for i, item in enumerate(items):
@@ -430,7 +430,7 @@ def _parse_seeds(reader: FieldReader, value: Any, principle_ids: tuple[str, ...]
         if sid is None or cell is None or workflow is None or None in prose.values():
             ok = False
             continue
-        out.append(Scenario(id=sid, mode=cell[0], strategy=cell[1], principle=cell[2], workflow=workflow, **prose))
+        out.append(SeedScenario(id=sid, mode=cell[0], strategy=cell[1], principle=cell[2], workflow=workflow, **prose))
     return out if ok else None
 
 

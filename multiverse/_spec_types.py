@@ -75,7 +75,7 @@ class Principle:
 
 
 @dataclass(frozen=True)
-class Scenario:
+class SeedScenario:
     """A seed scenario: who the simulated user is and what they are after.
 
     ``mode``, ``strategy`` and ``principle`` name the scenario's home cell of
@@ -193,7 +193,7 @@ class Role:
     principles: tuple[Principle, ...]
     contract: Contract | None = None
     tools: tuple[Mapping[str, Any], ...] = ()
-    seeds: tuple[Scenario, ...] = ()
+    seeds: tuple[SeedScenario, ...] = ()
     digest: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:

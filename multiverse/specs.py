@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from multiverse._lazy import lazy_exports
 from multiverse._spec_check import FieldReader, suggest
 from multiverse._spec_parse import SPECS_ENV, find_specs_dir, parse_contract_file, parse_role
 from multiverse._spec_types import (
@@ -35,7 +36,7 @@ from multiverse._spec_types import (
     Criterion,
     Principle,
     Role,
-    Scenario,
+    SeedScenario,
 )
 from multiverse._yaml import Problem, SpecError, load_located
 
@@ -49,7 +50,7 @@ __all__ = [
     "Criterion",
     "Principle",
     "Role",
-    "Scenario",
+    "SeedScenario",
     "find_specs_dir",
     "load_contract",
     "load_role",
@@ -242,3 +243,7 @@ def _validate_file(path: Path, experiment_validator: Callable[[Path], list[Probl
             "'action_vocabulary' (contract) or 'systems'/'dims' (experiment)",
         )
     return reader.problems
+
+
+__getattr__, _ = lazy_exports(__name__, {}, deprecated={"Scenario": "SeedScenario"})
+"""``Scenario`` was renamed ``SeedScenario`` (``multiverse.fuzz.scenario.Scenario`` is the campaign's own)."""

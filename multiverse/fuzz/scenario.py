@@ -125,7 +125,7 @@ class Scenario:
         Parameters
         ----------
         seed
-            A seed of a role specification (``multiverse.specs.Scenario``: ``id``,
+            A seed of a role specification (``multiverse.specs.SeedScenario``: ``id``,
             ``persona``, ``situation``, ``goal``, ``pressure``, ``mode``,
             ``strategy``, ``principle``, ``frame``, ``workflow``).
         user

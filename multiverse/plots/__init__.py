@@ -21,10 +21,15 @@ _EXPORTS: dict[str, str] = {
     "plot_variance": "multiverse.plots.variance",
     "plot_decision_study": "multiverse.plots.variance",
     "plot_cell_heatmap": "multiverse.plots.heatmap",
-    "coverage_heatmap": "multiverse.plots.coverage",
+    "plot_coverage_heatmap": "multiverse.plots.coverage",
+    "plot_violation_heatmap": "multiverse.plots.campaign",
+    "plot_coverage_curves": "multiverse.plots.campaign",
 }
+
+_RENAMED = {"coverage_heatmap": "plot_coverage_heatmap"}
+"""Names of the previous release, kept for one release with a DeprecationWarning."""
 
 __all__ = sorted(_EXPORTS)
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, deprecated=_RENAMED)

@@ -13,18 +13,19 @@ import pandas as pd
 import xarray as xr
 from matplotlib.axes import Axes
 
+from multiverse._lazy import lazy_exports
 from multiverse.plots._style import axes, style
 
-__all__ = ["coverage_curves", "violation_heatmap"]
+__all__ = ["plot_coverage_curves", "plot_violation_heatmap"]
 
 
-def violation_heatmap(heatmap: xr.Dataset, *, ax: Axes | None = None, cmap: str = "Reds") -> Axes:
+def plot_violation_heatmap(heatmap: xr.Dataset, *, ax: Axes | None = None, cmap: str = "Reds") -> Axes:
     """Violation shares over (mode x strategy) rows and principle columns.
 
     Parameters
     ----------
     heatmap
-        :func:`multiverse.analysis.campaign.violation_heatmap`'s result; masked
+        :func:`multiverse.analysis.campaign.plot_violation_heatmap`'s result; masked
         cells (fewer than three conversations) are drawn grey and hatched.
     ax
         Axes to draw on (a new figure when ``None``).
@@ -57,7 +58,7 @@ def violation_heatmap(heatmap: xr.Dataset, *, ax: Axes | None = None, cmap: str 
     return ax
 
 
-def coverage_curves(curves: Mapping[str, pd.Series], *, ax: Axes | None = None, threshold: float | None = 0.89) -> Axes:
+def plot_coverage_curves(curves: Mapping[str, pd.Series], *, ax: Axes | None = None, threshold: float | None = 0.89) -> Axes:
     """Cumulative grid coverage per round, one line per campaign or search strategy.
 
     Parameters
@@ -84,3 +85,8 @@ def coverage_curves(curves: Mapping[str, pd.Series], *, ax: Axes | None = None, 
         ax.set_ylabel("grid coverage")
         ax.legend(frameon=False, fontsize=8)
     return ax
+
+
+__getattr__, _ = lazy_exports(
+    __name__, {}, deprecated={"violation_heatmap": "plot_violation_heatmap", "coverage_curves": "plot_coverage_curves"}
+)

@@ -13,10 +13,10 @@ from matplotlib.ticker import MaxNLocator
 
 from multiverse.plots._style import axes, style
 
-__all__ = ["coverage_heatmap"]
+__all__ = ["plot_coverage_heatmap"]
 
 
-def coverage_heatmap(counts: xr.DataArray, *, ax: Axes | None = None, cmap: str = "Blues", annotate: bool = True) -> Axes:
+def plot_coverage_heatmap(counts: xr.DataArray, *, ax: Axes | None = None, cmap: str = "Blues", annotate: bool = True) -> Axes:
     """Turns per grid cell: rows mode x strategy, columns principle.
 
     Parameters
@@ -41,7 +41,7 @@ def coverage_heatmap(counts: xr.DataArray, *, ax: Axes | None = None, cmap: str 
     """
     missing = {"mode", "strategy", "principle"} - set(counts.dims)
     if missing or counts.ndim != 3:
-        raise ValueError(f"coverage_heatmap: expected dims (mode, strategy, principle); got {counts.dims}")
+        raise ValueError(f"plot_coverage_heatmap: expected dims (mode, strategy, principle); got {counts.dims}")
     stacked = counts.transpose("mode", "strategy", "principle").stack(row=("mode", "strategy"))
     values = stacked.transpose("row", "principle").to_numpy()
     rows = [f"{m} / {s}" for m, s in stacked.indexes["row"]]

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from multiverse._schema import MODES, ORIGINS, STRATEGIES
 from multiverse.fuzz.scenario import Scenario, ScenarioError
-from multiverse.specs import Scenario as Seed
+from multiverse.specs import SeedScenario as Seed
 
 SEED = Seed(
     id="t01", persona="a second-year student", situation="essay due tonight", goal="get the essay written",

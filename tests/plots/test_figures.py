@@ -124,3 +124,19 @@ def test_importing_the_figure_namespace_does_not_import_matplotlib():
     code = "import sys, multiverse.plots, multiverse.analysis; print('matplotlib' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        pytest.param("multiverse.plots", "coverage_heatmap", "plot_coverage_heatmap", id="plots-coverage-heatmap"),
+        pytest.param("multiverse.plots.campaign", "violation_heatmap", "plot_violation_heatmap", id="campaign-heatmap"),
+        pytest.param("multiverse.plots.campaign", "coverage_curves", "plot_coverage_curves", id="campaign-curves"),
+    ],
+)
+def test_renamed_figure_functions_keep_a_deprecated_alias(module, old, new):
+    import importlib
+
+    namespace = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=new):
+        assert getattr(namespace, old) is getattr(namespace, new)

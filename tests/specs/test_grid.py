@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from multiverse._schema import MODES, ROLE_PRINCIPLES, STRATEGIES
 from multiverse.grid import LEFT_OUT_REQUEST_TYPES, REQUEST_TYPES, cells, coverage, request_types, share_covered
-from multiverse.plots.coverage import coverage_heatmap
+from multiverse.plots.coverage import plot_coverage_heatmap
 from multiverse.specs import load_role
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
@@ -140,7 +140,7 @@ def test_share_covered_keeps_other_dims_and_honours_min_count():
 
 def test_heatmap_lays_out_mode_strategy_rows_and_principle_columns():
     counts = coverage({"mode": list(MODES), "strategy": list(STRATEGIES), "principle": PRINCIPLES}, principle_ids=PRINCIPLES)
-    ax = coverage_heatmap(counts)
+    ax = plot_coverage_heatmap(counts)
     assert [t.get_text() for t in ax.get_xticklabels()] == PRINCIPLES
     rows = [t.get_text() for t in ax.get_yticklabels()]
     assert len(rows) == 16 and rows[0] == "information_seeking / sociability"
@@ -150,4 +150,4 @@ def test_heatmap_lays_out_mode_strategy_rows_and_principle_columns():
 
 def test_heatmap_rejects_other_shapes():
     with pytest.raises(ValueError, match="expected dims"):
-        coverage_heatmap(xr.DataArray(np.zeros((4, 4)), dims=("mode", "strategy")))
+        plot_coverage_heatmap(xr.DataArray(np.zeros((4, 4)), dims=("mode", "strategy")))
