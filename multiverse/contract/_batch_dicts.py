@@ -28,7 +28,7 @@ from multiverse.contract._kernel import (
     _judge,
     _placement,
 )
-from multiverse.contract._rules import ACTORS, ContractRules, read_case, read_contract
+from multiverse.contract._rules import ACTORS, ContractRules, read_case, read_contract, session_start
 
 def _representable(event: Any) -> bool:
     """Whether the flat arrays can hold this event exactly (else the case is walked)."""
@@ -162,7 +162,16 @@ class _DictReader:
         )
 
 
-def _flatten_dicts(transcripts: list[list], group_of_case: np.ndarray, groups: _Groups) -> _Events | None:
+def _started_codes(flags: Sequence[bool | None]) -> np.ndarray | None:
+    """``session_start`` flags as int8 codes (1 true, 0 false, -1 absent); ``None`` when all are absent."""
+    if flags.count(None) == len(flags) if isinstance(flags, list) else all(f is None for f in flags):
+        return None
+    return np.asarray([-1 if f is None else int(f) for f in flags], dtype=np.int8)
+
+
+def _flatten_dicts(
+    transcripts: list[list], group_of_case: np.ndarray, groups: _Groups, started: np.ndarray | None = None
+) -> _Events | None:
     """Flat arrays of case dicts, or ``None`` when some event cannot be held in them."""
     case_len = np.fromiter(map(len, transcripts), dtype=np.int64, count=len(transcripts))
     n_events = int(case_len.sum())
@@ -174,16 +183,19 @@ def _flatten_dicts(transcripts: list[list], group_of_case: np.ndarray, groups: _
                 return None
     except (TypeError, ValueError, OverflowError):  # unhashable, no truth value, a turn beyond int64
         return None
-    return reader.events(case_len, group_of_case, groups)
+    flat = reader.events(case_len, group_of_case, groups)
+    flat.started = started
+    return flat
 
 
 def _from_dicts(cases: Sequence, default: Any) -> xr.Dataset:
     default_rules = None if default is None else read_contract(default)
     memo: dict[int, ContractRules] = {}
     groups = _Groups()
-    ids, group_of_case, transcripts = [], [], []
+    ids, group_of_case, transcripts, flags = [], [], [], []
     for i, case in enumerate(cases):
         case_id, rules, transcript = read_case(case, where=f"cases[{i}]", contracts=memo, default=default_rules)
+        flags.append(session_start(case, where=f"cases[{i}]"))
         ids.append(case_id)
         group_of_case.append(groups.add(rules))
         transcripts.append(transcript)
@@ -191,20 +203,27 @@ def _from_dicts(cases: Sequence, default: Any) -> xr.Dataset:
     case_ids = np.empty(len(ids), dtype=object)
     case_ids[:] = ids
 
-    flat = _flatten_dicts(transcripts, group_of_case, groups)
+    started = _started_codes(flags)
+    flat = _flatten_dicts(transcripts, group_of_case, groups, started)
     if flat is not None:
         return _dataset(case_ids, _judge(flat, groups))
     walked_cases = [i for i, t in enumerate(transcripts) if not all(map(_representable, t))]
     flat_cases = np.setdiff1d(np.arange(len(transcripts)), walked_cases)
-    parts = [_judge(_flatten_dicts([transcripts[i] for i in flat_cases], group_of_case[flat_cases], groups), groups)]
-    parts += [_walked(groups.rules[group_of_case[i]], transcripts[i]) for i in walked_cases]
+    flat_started = None if started is None else started[flat_cases]
+    parts = [
+        _judge(
+            _flatten_dicts([transcripts[i] for i in flat_cases], group_of_case[flat_cases], groups, flat_started),
+            groups,
+        )
+    ]
+    parts += [_walked(groups.rules[group_of_case[i]], transcripts[i], flags[i]) for i in walked_cases]
     order = np.concatenate([flat_cases, np.asarray(walked_cases, dtype=np.int64)])
     return _dataset(case_ids, _combine(parts, order))
 
 
-def _walked(rules: ContractRules, transcript: list) -> dict[str, np.ndarray]:
+def _walked(rules: ContractRules, transcript: list, started: bool | None) -> dict[str, np.ndarray]:
     """The reference walk of one case, in the form :func:`_judge` returns."""
-    result = walk(rules, transcript)
+    result = walk(rules, transcript, started=started)
     errors = result["fixture_errors"]
     violations = [] if errors else result["violations"]
     first = errors[0] if errors else {}
