@@ -28,6 +28,7 @@ from multiverse.contract._kernel import (
     _judge,
     _placement,
 )
+from multiverse.contract._lanes import add_lanes, evidence_candidates, lanes_of
 from multiverse.contract._rules import ACTORS, ContractRules, read_case, read_contract, session_start
 
 def _representable(event: Any) -> bool:
@@ -203,10 +204,26 @@ def _from_dicts(cases: Sequence, default: Any) -> xr.Dataset:
     case_ids = np.empty(len(ids), dtype=object)
     case_ids[:] = ids
 
+    judged = _judged(transcripts, group_of_case, groups, flags)
+    lanes = lanes_of(
+        judged,
+        judged["n_actions"],
+        lambda k: groups.rules[group_of_case[k]],
+        transcripts.__getitem__,
+        evidence_candidates(transcripts, judged),
+        flags.__getitem__,
+    )
+    return add_lanes(_dataset(case_ids, judged), lanes)
+
+
+def _judged(
+    transcripts: list[list], group_of_case: np.ndarray, groups: _Groups, flags: list[bool | None]
+) -> dict[str, np.ndarray]:
+    """The kernel's verdicts of case transcripts; unrepresentable cases are walked and joined back."""
     started = _started_codes(flags)
     flat = _flatten_dicts(transcripts, group_of_case, groups, started)
     if flat is not None:
-        return _dataset(case_ids, _judge(flat, groups))
+        return _judge(flat, groups)
     walked_cases = [i for i, t in enumerate(transcripts) if not all(map(_representable, t))]
     flat_cases = np.setdiff1d(np.arange(len(transcripts)), walked_cases)
     flat_started = None if started is None else started[flat_cases]
@@ -218,7 +235,7 @@ def _from_dicts(cases: Sequence, default: Any) -> xr.Dataset:
     ]
     parts += [_walked(groups.rules[group_of_case[i]], transcripts[i], flags[i]) for i in walked_cases]
     order = np.concatenate([flat_cases, np.asarray(walked_cases, dtype=np.int64)])
-    return _dataset(case_ids, _combine(parts, order))
+    return _combine(parts, order)
 
 
 def _walked(rules: ContractRules, transcript: list, started: bool | None) -> dict[str, np.ndarray]:
@@ -236,6 +253,11 @@ def _walked(rules: ContractRules, transcript: list, started: bool | None) -> dic
         ),
         "active_role": np.asarray(result["roles"] + [""], dtype=object)[:n],
         "violation": np.isin(np.arange(n), [v["event"] for v in violations]),
+        "n_actions": np.asarray(
+            [sum(len(e["observed_actions"]) for e in transcript
+                 if isinstance(e, dict) and isinstance(e.get("observed_actions"), list))],
+            dtype=np.int64,
+        ),
         "n_violations": np.asarray([len(violations)], dtype=np.int64),
         "first_violation_turn": np.asarray([violations[0]["turn"] if violations else np.nan], dtype=np.float64),
         "first_error": np.asarray([first.get("code", "")], dtype=object),

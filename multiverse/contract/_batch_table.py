@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 import xarray as xr
 
 from multiverse.contract._batch_dicts import _representable
+from multiverse.contract._lanes import add_lanes, lanes_of
 from multiverse.contract._kernel import _INT64_MAX, _INT64_MIN, _UNKNOWN, _dataset, _Events, _Groups, _judge
 from multiverse.contract._rules import CaseFormatError, ContractRules, read_case, read_contract, session_start
 
@@ -208,7 +209,8 @@ def _judge_table(table: pd.DataFrame, rules: ContractRules, encoded: dict[str, C
     if not n_rows:
         none = np.zeros(0, dtype=np.int64)
         empty = _Events(none, none, none, None, none, [], none, none, none, none)
-        return _dataset(np.empty(0, dtype=object), _judge(empty, groups))
+        judged = _judge(empty, groups)
+        return add_lanes(_dataset(np.empty(0, dtype=object), judged), lanes_of(judged, none, lambda k: rules, lambda k: None, ()))
 
     grouped = _case_rows(table["case_id"], event)
     case_break, case_ids = grouped.case_break, grouped.case_ids
@@ -272,7 +274,9 @@ def _judge_table(table: pd.DataFrame, rules: ContractRules, encoded: dict[str, C
         action=_action_codes(action_code[action_rows], action_values, groups.action_index[0]),
         started=started,
     )
-    return _dataset(case_ids, _judge(flat, groups))
+    judged = _judge(flat, groups)
+    lanes = lanes_of(judged, judged["n_actions"], lambda k: rules, lambda k: None, ())
+    return add_lanes(_dataset(case_ids, judged), lanes)
 
 
 def to_events_table(cases: Sequence) -> pd.DataFrame:

@@ -36,7 +36,7 @@ _CODE = {code: number for number, code in enumerate(FIXTURE_ERRORS, start=1)}
 _ERROR_NAMES = np.array([""] + list(FIXTURE_ERRORS), dtype=object)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _UNKNOWN = -2  # code of a set_role or action the contract does not know
-_PER_CASE = ("case_len", "n_violations", "first_violation_turn", "first_error", "first_error_turn", "contract_version")
+_PER_CASE = ("case_len", "n_actions", "n_violations", "first_violation_turn", "first_error", "first_error_turn", "contract_version")
 
 
 @dataclass
@@ -316,6 +316,7 @@ def _judge(ev: _Events, groups: _Groups) -> dict[str, np.ndarray]:
         "turn": turn[:n_events],
         "active_role": np.repeat(tables["names"][runs.role], runs.length),
         "violation": violation,
+        "n_actions": np.bincount(_case_of(ev.action_event, case_start), minlength=n_cases).astype(np.int64),
         "n_violations": np.bincount(violation_case[counted], minlength=n_cases).astype(np.int64),
         "first_violation_turn": turn[first_violation_event],
         "first_error": _ERROR_NAMES[case_code],
