@@ -29,7 +29,7 @@ from multiverse.contract._kernel import (
     _placement,
 )
 from multiverse.contract._lanes import add_lanes, evidence_candidates, lanes_of
-from multiverse.contract._rules import ACTORS, ContractRules, read_case, read_contract, session_start
+from multiverse.contract._rules import ACTORS, CaseFormatError, ContractRules, read_case, read_contract, session_start
 
 def _representable(event: Any) -> bool:
     """Whether the flat arrays can hold this event exactly (else the case is walked)."""
@@ -189,18 +189,35 @@ def _flatten_dicts(
     return flat
 
 
-def _from_dicts(cases: Sequence, default: Any) -> xr.Dataset:
+def _read_cases(
+    cases: Sequence, default: Any, names: Sequence[str] | None = None
+) -> tuple[list, _Groups, np.ndarray, list[list], list[bool | None]]:
+    """Ids, contract groups, group of each case, transcripts and ``session_start`` flags.
+
+    Messages name a case ``cases[i]``, or ``names[i]`` (e.g. ``file.jsonl:3``) when given.
+    """
     default_rules = None if default is None else read_contract(default)
     memo: dict[int, ContractRules] = {}
     groups = _Groups()
     ids, group_of_case, transcripts, flags = [], [], [], []
     for i, case in enumerate(cases):
-        case_id, rules, transcript = read_case(case, where=f"cases[{i}]", contracts=memo, default=default_rules)
-        flags.append(session_start(case, where=f"cases[{i}]"))
+        where = f"cases[{i}]"
+        try:
+            case_id, rules, transcript = read_case(case, where=where, contracts=memo, default=default_rules)
+            flags.append(session_start(case, where=where))
+        except CaseFormatError as exc:
+            if names is None:
+                raise
+            message = str(exc).replace(f"{where}.", f"{names[i]}: ", 1).replace(where, names[i], 1)
+            raise CaseFormatError(message) from None
         ids.append(case_id)
         group_of_case.append(groups.add(rules))
         transcripts.append(transcript)
-    group_of_case = np.asarray(group_of_case, dtype=np.int64)
+    return ids, groups, np.asarray(group_of_case, dtype=np.int64), transcripts, flags
+
+
+def _from_dicts(cases: Sequence, default: Any, *, names: Sequence[str] | None = None) -> xr.Dataset:
+    ids, groups, group_of_case, transcripts, flags = _read_cases(cases, default, names)
     case_ids = np.empty(len(ids), dtype=object)
     case_ids[:] = ids
 
@@ -264,6 +281,17 @@ def _walked(rules: ContractRules, transcript: list, started: bool | None) -> dic
         "first_error_turn": np.asarray([first.get("turn", np.nan)], dtype=np.float64),
         "contract_version": np.asarray([rules.version], dtype=object),
     }
+
+
+def in_case_order(judged: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Judged arrays with their per-event values in case order (as :func:`_combine` expects of a part)."""
+    if "case_of_event" not in judged:
+        return judged
+    order = np.lexsort((judged["position"], judged["case_of_event"]))
+    out = {k: v for k, v in judged.items() if k not in ("case_of_event", "position")}
+    for name in ("turn", "active_role", "violation"):
+        out[name] = judged[name][order]
+    return out
 
 
 def _combine(parts: list[dict[str, np.ndarray]], order: np.ndarray) -> dict[str, np.ndarray]:
