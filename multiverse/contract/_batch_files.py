@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,7 @@ _SCHEMA = pa.schema(
         ("transcript", pa.list_(_EVENT)),
     ]
 )
-_METADATA_KEYS = tuple(f'"{key}"'.encode() for key in REQUEST_METADATA)
+_METADATA_KEY = re.compile(b'"(?:' + b"|".join(key.encode() for key in REQUEST_METADATA) + b')"')
 _BLOCK = 1 << 24  # bytes per block of pyarrow's reader: large blocks parse fastest here
 
 
@@ -97,7 +98,7 @@ def read_case_files(path: str | os.PathLike, *, contract: Any = None) -> xr.Data
         if line.strip():
             records.append(line)
             names.append(f"{where}:{number}")
-    return _from_records(records, names, multiline=False, default=contract)
+    return _from_records(records, names, multiline=False, default=contract, buffer=data)
 
 
 def _plain_cases(records: Sequence[bytes], names: Sequence[str]) -> list[Any]:
@@ -115,14 +116,20 @@ def _plain_cases(records: Sequence[bytes], names: Sequence[str]) -> list[Any]:
     return cases
 
 
-def _from_records(records: list[bytes], names: list[str], *, multiline: bool, default: Any) -> xr.Dataset:
+def _from_records(
+    records: list[bytes], names: list[str], *, multiline: bool, default: Any, buffer: bytes | None = None
+) -> xr.Dataset:
+    """Judge records (JSONL lines or whole files); ``buffer`` is their text when already joined."""
     default_rules = None if default is None else read_contract(default)
+    buffer = b"\n".join(records) if buffer is None else buffer
     try:
-        table = _parse(records, multiline=multiline)
+        table = _parse(buffer, len(records), multiline=multiline)
     except _Plain:
         return _from_dicts(_plain_cases(records, names), default, names=names)
     contracts = _Contracts(default_rules)
-    plain = [k for k, record in enumerate(records) if any(key in record for key in _METADATA_KEYS)]
+    plain = []
+    if _METADATA_KEY.search(buffer):  # one pass over all the text; per record only when some has metadata
+        plain = [k for k, record in enumerate(records) if _METADATA_KEY.search(record)]
     plain_set = set(plain)
     rules: list[ContractRules | None] = []
     contract_valid = table.column("contract").is_valid().to_numpy(zero_copy_only=False)
@@ -145,13 +152,12 @@ def _from_records(records: list[bytes], names: list[str], *, multiline: bool, de
     return _judge_parts(table, fast_rules, fast, plain_cases, np.asarray(plain, dtype=np.int64), default, names)
 
 
-def _parse(records: list[bytes], *, multiline: bool) -> pa.Table:
+def _parse(buffer: bytes, n_records: int, *, multiline: bool) -> pa.Table:
     """pyarrow's columns of the records, or :class:`_Plain` when they would not be exact."""
     import pyarrow.json as pj
 
-    if not records:
+    if not n_records:
         raise _Plain
-    buffer = b"\n".join(records)
     options = pj.ParseOptions(explicit_schema=_SCHEMA, unexpected_field_behavior="ignore",
                               newlines_in_values=multiline)
     try:
@@ -159,7 +165,7 @@ def _parse(records: list[bytes], *, multiline: bool) -> pa.Table:
                              parse_options=options)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         raise _Plain from None
-    if table.num_rows != len(records):  # two objects on a line, or a record that is not an object
+    if table.num_rows != n_records:  # two objects on a line, or a record that is not an object
         raise _Plain
     transcript = table.column("transcript").combine_chunks()
     if transcript.null_count or transcript.flatten().null_count:  # a missing transcript, a null event
