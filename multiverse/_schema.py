@@ -165,6 +165,11 @@ CONVERSATION_VARS: tuple[str, ...] = (
     "transcript_id",
     "ended",
 )
+
+CONTRACT_VARS: tuple[str, ...] = ("contract_lane", "contract_context_error", "contract_review_reason")
+"""Per-conversation variables the ``contract`` judge adds to a run's cube: the outcome lane,
+the first context error and the first semantic-review reason (``""`` where it does not rule)."""
+
 TURN_VARS: tuple[str, ...] = ("tag_mode", "tag_strategy")
 KEY_SCHEMA_VERSION = 1
 """Version of the cache-key layout; bump only when the key's content changes."""

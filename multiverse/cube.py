@@ -152,7 +152,8 @@ def to_long(cube: xr.Dataset, *, include_not_applicable: bool = False) -> pd.Dat
     -------
     pandas.DataFrame
         Columns: the nine severity dims, ``severity``, ``truth`` (when the cube
-        has it), and the per-conversation fields.
+        has it), and the per-conversation fields (the contract judge's lanes
+        among them, when the cube has them).
     """
     sev = cube["severity"].transpose(*S.SEVERITY_DIMS)
     frame = sev.to_dataframe(name="severity").reset_index()
@@ -161,7 +162,7 @@ def to_long(cube: xr.Dataset, *, include_not_applicable: bool = False) -> pd.Dat
         frame["truth"] = truth.values.reshape(-1)
     if not include_not_applicable:
         frame = frame[frame["severity"] != S.NOT_APPLICABLE]
-    conv_vars = [v for v in S.CONVERSATION_VARS if v in cube]
+    conv_vars = [v for v in S.CONVERSATION_VARS + S.CONTRACT_VARS if v in cube]
     if conv_vars:
         conv = cube[conv_vars].to_dataframe().reset_index()
         conv = conv[[c for c in conv.columns if c in S.CONVERSATION_DIMS or c in conv_vars]]

@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "Write every applicable figure and a summary table for a cube.",
     "data": "Fetch and verify the public data sets.",
     "cache": "Audit the on-disk model-call cache.",
+    "contract": "Check case sets under a gate, or diff two contract versions.",
 }
 
 

@@ -24,6 +24,10 @@ UNREADABLE = 2
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the command's arguments."""
     parser.add_argument("case", help="path to a case JSON file (case_id, contract, transcript)")
+    parser.add_argument(
+        "--contract", metavar="CONTRACT",
+        help="judge under this contract instead of the case's own (a YAML or JSON file, or a name)",
+    )
 
 
 def _reject_constant(name: str) -> Any:
@@ -90,6 +94,12 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _problem(path, str(exc))
     try:
+        if getattr(args, "contract", None):
+            from multiverse.contract.rollout import load_contract_file
+
+            override = load_contract_file(args.contract)
+            if isinstance(case, dict):
+                case = {**case, "contract": override}
         result = evaluate_case(case)
     except CaseFormatError as exc:
         return _problem(path, str(exc))

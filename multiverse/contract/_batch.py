@@ -1,11 +1,12 @@
 """Vectorised evaluation of many cases: :func:`evaluate_batch` hands each input to its reader.
 
 Case dicts go through :mod:`._batch_dicts`, events tables through
-:mod:`._batch_table`; both judge the same flat arrays with :mod:`._kernel`.
+:mod:`._batch_table`, paths through :mod:`._batch_files`; both judge the same flat arrays with :mod:`._kernel`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,6 +21,10 @@ __all__ = ["evaluate_batch", "to_events_table"]
 
 def evaluate_batch(cases: Any, *, contract: Any = None) -> xr.Dataset:
     """See :func:`multiverse.contract.evaluate_batch`."""
+    if isinstance(cases, (str, os.PathLike)):
+        from multiverse.contract._batch_files import read_case_files
+
+        return read_case_files(cases, contract=contract)
     if isinstance(cases, pd.DataFrame):
         return _from_table(cases, contract)
     if isinstance(cases, (str, bytes, Mapping)) or not isinstance(cases, Sequence):

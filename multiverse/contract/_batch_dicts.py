@@ -28,7 +28,8 @@ from multiverse.contract._kernel import (
     _judge,
     _placement,
 )
-from multiverse.contract._rules import ACTORS, ContractRules, read_case, read_contract
+from multiverse.contract._lanes import add_lanes, evidence_candidates, lanes_of
+from multiverse.contract._rules import ACTORS, CaseFormatError, ContractRules, read_case, read_contract, session_start
 
 def _representable(event: Any) -> bool:
     """Whether the flat arrays can hold this event exactly (else the case is walked)."""
@@ -162,7 +163,16 @@ class _DictReader:
         )
 
 
-def _flatten_dicts(transcripts: list[list], group_of_case: np.ndarray, groups: _Groups) -> _Events | None:
+def _started_codes(flags: Sequence[bool | None]) -> np.ndarray | None:
+    """``session_start`` flags as int8 codes (1 true, 0 false, -1 absent); ``None`` when all are absent."""
+    if flags.count(None) == len(flags) if isinstance(flags, list) else all(f is None for f in flags):
+        return None
+    return np.asarray([-1 if f is None else int(f) for f in flags], dtype=np.int8)
+
+
+def _flatten_dicts(
+    transcripts: list[list], group_of_case: np.ndarray, groups: _Groups, started: np.ndarray | None = None
+) -> _Events | None:
     """Flat arrays of case dicts, or ``None`` when some event cannot be held in them."""
     case_len = np.fromiter(map(len, transcripts), dtype=np.int64, count=len(transcripts))
     n_events = int(case_len.sum())
@@ -174,37 +184,80 @@ def _flatten_dicts(transcripts: list[list], group_of_case: np.ndarray, groups: _
                 return None
     except (TypeError, ValueError, OverflowError):  # unhashable, no truth value, a turn beyond int64
         return None
-    return reader.events(case_len, group_of_case, groups)
+    flat = reader.events(case_len, group_of_case, groups)
+    flat.started = started
+    return flat
 
 
-def _from_dicts(cases: Sequence, default: Any) -> xr.Dataset:
+def _read_cases(
+    cases: Sequence, default: Any, names: Sequence[str] | None = None
+) -> tuple[list, _Groups, np.ndarray, list[list], list[bool | None]]:
+    """Ids, contract groups, group of each case, transcripts and ``session_start`` flags.
+
+    Messages name a case ``cases[i]``, or ``names[i]`` (e.g. ``file.jsonl:3``) when given.
+    """
     default_rules = None if default is None else read_contract(default)
     memo: dict[int, ContractRules] = {}
     groups = _Groups()
-    ids, group_of_case, transcripts = [], [], []
+    ids, group_of_case, transcripts, flags = [], [], [], []
     for i, case in enumerate(cases):
-        case_id, rules, transcript = read_case(case, where=f"cases[{i}]", contracts=memo, default=default_rules)
+        where = f"cases[{i}]"
+        try:
+            case_id, rules, transcript = read_case(case, where=where, contracts=memo, default=default_rules)
+            flags.append(session_start(case, where=where))
+        except CaseFormatError as exc:
+            if names is None:
+                raise
+            message = str(exc).replace(f"{where}.", f"{names[i]}: ", 1).replace(where, names[i], 1)
+            raise CaseFormatError(message) from None
         ids.append(case_id)
         group_of_case.append(groups.add(rules))
         transcripts.append(transcript)
-    group_of_case = np.asarray(group_of_case, dtype=np.int64)
+    return ids, groups, np.asarray(group_of_case, dtype=np.int64), transcripts, flags
+
+
+def _from_dicts(cases: Sequence, default: Any, *, names: Sequence[str] | None = None) -> xr.Dataset:
+    ids, groups, group_of_case, transcripts, flags = _read_cases(cases, default, names)
     case_ids = np.empty(len(ids), dtype=object)
     case_ids[:] = ids
 
-    flat = _flatten_dicts(transcripts, group_of_case, groups)
+    judged = _judged(transcripts, group_of_case, groups, flags)
+    lanes = lanes_of(
+        judged,
+        judged["n_actions"],
+        lambda k: groups.rules[group_of_case[k]],
+        transcripts.__getitem__,
+        evidence_candidates(transcripts, judged),
+        flags.__getitem__,
+    )
+    return add_lanes(_dataset(case_ids, judged), lanes)
+
+
+def _judged(
+    transcripts: list[list], group_of_case: np.ndarray, groups: _Groups, flags: list[bool | None]
+) -> dict[str, np.ndarray]:
+    """The kernel's verdicts of case transcripts; unrepresentable cases are walked and joined back."""
+    started = _started_codes(flags)
+    flat = _flatten_dicts(transcripts, group_of_case, groups, started)
     if flat is not None:
-        return _dataset(case_ids, _judge(flat, groups))
+        return _judge(flat, groups)
     walked_cases = [i for i, t in enumerate(transcripts) if not all(map(_representable, t))]
     flat_cases = np.setdiff1d(np.arange(len(transcripts)), walked_cases)
-    parts = [_judge(_flatten_dicts([transcripts[i] for i in flat_cases], group_of_case[flat_cases], groups), groups)]
-    parts += [_walked(groups.rules[group_of_case[i]], transcripts[i]) for i in walked_cases]
+    flat_started = None if started is None else started[flat_cases]
+    parts = [
+        _judge(
+            _flatten_dicts([transcripts[i] for i in flat_cases], group_of_case[flat_cases], groups, flat_started),
+            groups,
+        )
+    ]
+    parts += [_walked(groups.rules[group_of_case[i]], transcripts[i], flags[i]) for i in walked_cases]
     order = np.concatenate([flat_cases, np.asarray(walked_cases, dtype=np.int64)])
-    return _dataset(case_ids, _combine(parts, order))
+    return _combine(parts, order)
 
 
-def _walked(rules: ContractRules, transcript: list) -> dict[str, np.ndarray]:
+def _walked(rules: ContractRules, transcript: list, started: bool | None) -> dict[str, np.ndarray]:
     """The reference walk of one case, in the form :func:`_judge` returns."""
-    result = walk(rules, transcript)
+    result = walk(rules, transcript, started=started)
     errors = result["fixture_errors"]
     violations = [] if errors else result["violations"]
     first = errors[0] if errors else {}
@@ -217,12 +270,28 @@ def _walked(rules: ContractRules, transcript: list) -> dict[str, np.ndarray]:
         ),
         "active_role": np.asarray(result["roles"] + [""], dtype=object)[:n],
         "violation": np.isin(np.arange(n), [v["event"] for v in violations]),
+        "n_actions": np.asarray(
+            [sum(len(e["observed_actions"]) for e in transcript
+                 if isinstance(e, dict) and isinstance(e.get("observed_actions"), list))],
+            dtype=np.int64,
+        ),
         "n_violations": np.asarray([len(violations)], dtype=np.int64),
         "first_violation_turn": np.asarray([violations[0]["turn"] if violations else np.nan], dtype=np.float64),
         "first_error": np.asarray([first.get("code", "")], dtype=object),
         "first_error_turn": np.asarray([first.get("turn", np.nan)], dtype=np.float64),
         "contract_version": np.asarray([rules.version], dtype=object),
     }
+
+
+def in_case_order(judged: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Judged arrays with their per-event values in case order (as :func:`_combine` expects of a part)."""
+    if "case_of_event" not in judged:
+        return judged
+    order = np.lexsort((judged["position"], judged["case_of_event"]))
+    out = {k: v for k, v in judged.items() if k not in ("case_of_event", "position")}
+    for name in ("turn", "active_role", "violation"):
+        out[name] = judged[name][order]
+    return out
 
 
 def _combine(parts: list[dict[str, np.ndarray]], order: np.ndarray) -> dict[str, np.ndarray]:

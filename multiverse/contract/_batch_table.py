@@ -14,11 +14,15 @@ import pyarrow.compute as pc
 import xarray as xr
 
 from multiverse.contract._batch_dicts import _representable
+from multiverse.contract._lanes import add_lanes, lanes_of
 from multiverse.contract._kernel import _INT64_MAX, _INT64_MIN, _UNKNOWN, _dataset, _Events, _Groups, _judge
-from multiverse.contract._rules import CaseFormatError, ContractRules, read_case, read_contract
+from multiverse.contract._rules import CaseFormatError, ContractRules, read_case, read_contract, session_start
 
 COLUMNS: tuple[str, ...] = ("case_id", "event", "turn", "actor", "action", "set_role")
 """Columns of an events table."""
+
+OPTIONAL_COLUMNS: tuple[str, ...] = ("session_start",)
+"""Optional columns: ``session_start`` (boolean, nulls for absent; read from each case's first row)."""
 
 _VALUE_COLUMNS = ("actor", "action", "set_role")
 _THREADED_ROWS = 100_000  # from this many rows, arrow string columns are encoded in threads
@@ -205,7 +209,8 @@ def _judge_table(table: pd.DataFrame, rules: ContractRules, encoded: dict[str, C
     if not n_rows:
         none = np.zeros(0, dtype=np.int64)
         empty = _Events(none, none, none, None, none, [], none, none, none, none)
-        return _dataset(np.empty(0, dtype=object), _judge(empty, groups))
+        judged = _judge(empty, groups)
+        return add_lanes(_dataset(np.empty(0, dtype=object), judged), lanes_of(judged, none, lambda k: rules, lambda k: None, ()))
 
     grouped = _case_rows(table["case_id"], event)
     case_break, case_ids = grouped.case_break, grouped.case_ids
@@ -252,6 +257,10 @@ def _judge_table(table: pd.DataFrame, rules: ContractRules, encoded: dict[str, C
         action_event = row_event[action_rows]
         turn, turn_is_int, actor_code, role_code = (a[starts] for a in (turn, turn_is_int, actor_code, role_code))
     setters = np.flatnonzero(role_code != no_role)
+    started = None
+    if "session_start" in table.columns:
+        flags = rows(table["session_start"].to_numpy(dtype=object, na_value=None))[block_start]
+        started = np.asarray([-1 if f is None else int(bool(f)) for f in flags], dtype=np.int8)
     flat = _Events(
         case_len=case_len,
         group_of_case=np.zeros(len(case_len), dtype=np.int64),
@@ -263,15 +272,20 @@ def _judge_table(table: pd.DataFrame, rules: ContractRules, encoded: dict[str, C
         set_role=role_table[role_code[setters]],
         action_event=action_event,
         action=_action_codes(action_code[action_rows], action_values, groups.action_index[0]),
+        started=started,
     )
-    return _dataset(case_ids, _judge(flat, groups))
+    judged = _judge(flat, groups)
+    lanes = lanes_of(judged, judged["n_actions"], lambda k: rules, lambda k: None, ())
+    return add_lanes(_dataset(case_ids, judged), lanes)
 
 
 def to_events_table(cases: Sequence) -> pd.DataFrame:
     """The events table of case dicts (see :func:`multiverse.contract.to_events_table`)."""
     rows: dict[str, list] = {name: [] for name in COLUMNS}
+    flags: list[bool | None] = []
     for i, case in enumerate(cases):
         case_id, _, transcript = read_case(case, where=f"cases[{i}]")
+        flag = session_start(case, where=f"cases[{i}]")
         if not transcript:
             raise CaseFormatError(f"cases[{i}].transcript: an events table cannot hold an empty transcript")
         for position, event in enumerate(transcript):
@@ -284,6 +298,7 @@ def to_events_table(cases: Sequence) -> pd.DataFrame:
                 rows["actor"].append(event.get("actor"))
                 rows["action"].append(action)
                 rows["set_role"].append(event.get("set_role"))
+                flags.append(flag)
     turns = rows["turn"]
     frame = pd.DataFrame(
         {
@@ -293,4 +308,6 @@ def to_events_table(cases: Sequence) -> pd.DataFrame:
             **{name: pd.Categorical(rows[name]) for name in ("actor", "action", "set_role")},
         }
     )
+    if any(flag is not None for flag in flags):
+        frame["session_start"] = pd.array(flags, dtype="boolean")
     return frame

@@ -36,7 +36,7 @@ _CODE = {code: number for number, code in enumerate(FIXTURE_ERRORS, start=1)}
 _ERROR_NAMES = np.array([""] + list(FIXTURE_ERRORS), dtype=object)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _UNKNOWN = -2  # code of a set_role or action the contract does not know
-_PER_CASE = ("case_len", "n_violations", "first_violation_turn", "first_error", "first_error_turn", "contract_version")
+_PER_CASE = ("case_len", "n_actions", "n_violations", "first_violation_turn", "first_error", "first_error_turn", "contract_version")
 
 
 @dataclass
@@ -86,7 +86,13 @@ class _Groups:
             if unknown:
                 names.append(rules.initial_role)
                 rows.append(np.zeros(width, dtype=bool))
+        declared = np.zeros((len(names), len(names)), dtype=bool)
+        for rules, roles, first in zip(self.rules, self.role_index, offset):
+            for a, b in rules.transitions:
+                declared[first + roles[a], first + roles[b]] = True
         return {
+            "declares": np.asarray([bool(r.transitions) for r in self.rules] + [False], dtype=bool),
+            "declared": declared,
             "offset": np.asarray(offset, dtype=np.int64),
             "initial": np.asarray(initial, dtype=np.int64),
             "initial_unknown": np.asarray(initial_unknown, dtype=bool),
@@ -114,6 +120,7 @@ class _Events:
     set_role: np.ndarray  # (changes,) their group-local role, -2 not a role of the contract
     action_event: np.ndarray  # (actions,) the event of each action, ascending
     action: np.ndarray  # (actions,) group-local action, -2 outside the vocabulary
+    started: np.ndarray | None = None  # (cases,) session_start: 1 true, 0 false, -1 absent; None: all absent
 
 
 @dataclass
@@ -123,6 +130,7 @@ class _Runs:
     start: np.ndarray  # ascending; a run may be empty
     role: np.ndarray  # stacked role row of each run
     length: np.ndarray
+    change_run: np.ndarray  # (transitions,) the run each applied transition starts
 
     def at(self, positions: np.ndarray) -> np.ndarray:
         """The role row at some event positions."""
@@ -191,7 +199,28 @@ def _role_runs(ev: _Events, tables: dict, case_start: np.ndarray, transitions: n
     key = np.concatenate((case_start[nonempty] * 2, change * 2 + 1))  # a case's start sorts before its change
     order = np.argsort(key, kind="stable")
     start = key[order] >> 1
-    return _Runs(start, np.concatenate((start_role, change_role))[order], np.diff(start, append=len(ev.turn)))
+    run_of = np.empty(len(order), dtype=np.int64)
+    run_of[order] = np.arange(len(order))
+    return _Runs(
+        start,
+        np.concatenate((start_role, change_role))[order],
+        np.diff(start, append=len(ev.turn)),
+        run_of[len(start_role):],
+    )
+
+
+def _undeclared(ev: _Events, tables: dict, runs: _Runs, changes: np.ndarray, case_start: np.ndarray) -> np.ndarray:
+    """Positions of applied role changes along a pair the contract's ``transitions`` do not declare.
+
+    The role before a change is the role of the run before the one it starts
+    (the case's initial run when it is the case's first change).
+    """
+    declares = tables["declares"][ev.group_of_case[_case_of(changes, case_start)]]
+    if not declares.any():
+        return np.zeros(0, dtype=np.int64)
+    before, after = runs.role[runs.change_run - 1], runs.role[runs.change_run]
+    bad = declares & (before != after) & ~tables["declared"][before, after]
+    return changes[bad]
 
 
 def _outside(ev: _Events, tables: dict, runs: _Runs, judged: np.ndarray) -> np.ndarray:
@@ -207,6 +236,17 @@ def _outside(ev: _Events, tables: dict, runs: _Runs, judged: np.ndarray) -> np.n
     outside = np.zeros(len(ev.action), dtype=bool)
     outside[candidates[~allowed[cells]]] = True
     return outside
+
+
+def _incomplete(ev: _Events, case_start: np.ndarray, nonempty: np.ndarray) -> np.ndarray:
+    """Cases whose history does not start at the session start (``incomplete_history``)."""
+    first = np.minimum(case_start, max(len(ev.turn) - 1, 0))
+    if not len(ev.turn):
+        return np.zeros(len(case_start), dtype=bool)
+    first_is_int = np.ones(len(case_start), dtype=bool) if ev.turn_is_int is None else ev.turn_is_int[first]
+    started = np.full(len(case_start), -1, dtype=np.int8) if ev.started is None else ev.started
+    not_one = first_is_int & (ev.turn[first] != 1)
+    return nonempty & ((started == 0) | ((started == -1) & not_one))
 
 
 def _judge(ev: _Events, groups: _Groups) -> dict[str, np.ndarray]:
@@ -230,6 +270,7 @@ def _judge(ev: _Events, groups: _Groups) -> dict[str, np.ndarray]:
     trusted = ev.actor_code[ev.setters] == trusted_code[ev.group_of_case[_case_of(ev.setters, case_start)]]
     known_role = ev.set_role >= 0
     runs = _role_runs(ev, tables, case_start, trusted & known_role)
+    undeclared = _undeclared(ev, tables, runs, ev.setters[trusted & known_role], case_start)
 
     # actions: misplaced on non-assistant events (not judged), unknown, or outside the role
     judged = ev.actor_code[ev.action_event] == position.get("assistant", -2)
@@ -242,12 +283,16 @@ def _judge(ev: _Events, groups: _Groups) -> dict[str, np.ndarray]:
         "unknown_actor": actor_errors,
         "untrusted_role_transition": ev.setters[~trusted],
         "unknown_transition_role": ev.setters[trusted & ~known_role],
+        "transition_not_declared": undeclared,
         "actions_on_non_assistant_event": _unique_sorted(ev.action_event[~judged]),
         "unknown_action": _unique_sorted(ev.action_event[judged & (ev.action < 0)]),
     }
     positions = np.concatenate(list(found.values()))
     codes = np.concatenate([np.full(len(p), _CODE[c], dtype=np.int64) for c, p in found.items()])
     first_error_event, case_code = _firsts(positions, codes, case_start, n_events)
+    incomplete = _incomplete(ev, case_start, nonempty)
+    case_code[incomplete] = _CODE["incomplete_history"]
+    first_error_event[incomplete] = case_start[incomplete]
     case_code[~nonempty] = _CODE["empty_transcript"]
     initial_unknown = tables["initial_unknown"][ev.group_of_case]
     case_code[initial_unknown] = _CODE["unknown_initial_role"]
@@ -271,6 +316,7 @@ def _judge(ev: _Events, groups: _Groups) -> dict[str, np.ndarray]:
         "turn": turn[:n_events],
         "active_role": np.repeat(tables["names"][runs.role], runs.length),
         "violation": violation,
+        "n_actions": np.bincount(_case_of(ev.action_event, case_start), minlength=n_cases).astype(np.int64),
         "n_violations": np.bincount(violation_case[counted], minlength=n_cases).astype(np.int64),
         "first_violation_turn": turn[first_violation_event],
         "first_error": _ERROR_NAMES[case_code],

@@ -16,24 +16,41 @@ from typing import Any
 FIXTURE_ERRORS: tuple[str, ...] = (
     "unknown_initial_role",
     "empty_transcript",
+    "incomplete_history",
     "malformed_event",
     "invalid_event_order",
     "unknown_actor",
     "untrusted_role_transition",
     "unknown_transition_role",
+    "transition_not_declared",
     "actions_on_non_assistant_event",
     "unknown_action",
 )
 """Fixture error codes, in the order the checks run on one case.
 
-The two case-level checks come first (``unknown_initial_role``,
-``empty_transcript``); then, event by event, each event's checks in the order
+The case-level checks come first (``unknown_initial_role``,
+``empty_transcript``, ``incomplete_history``); then, event by event, each event's checks in the order
 listed, except that a non-list ``observed_actions`` (``malformed_event``) is
 found where the actions are read, after the role-change checks.  Besides the fixed codes there are two for events the fixed list does
 not cover: ``malformed_event`` (an event that is not an object, or whose
 ``observed_actions`` is not a list) and ``unknown_actor`` (an ``actor`` other
 than ``user``, ``assistant``, ``system``, ``tool`` or the contract's trusted
 actor, including a missing one).
+
+Two codes carry the article's rules on history and handoffs:
+
+``incomplete_history``
+    The case does not start at the session start: it says so
+    (``session_start: false``), or, without ``session_start: true``, its
+    first event's integer turn is not 1.  The role active before the first
+    event cannot be known, so no verdict is given (``turn`` is the first turn).
+``transition_not_declared``
+    The contract declares its handoffs (a non-empty ``transitions`` list of
+    ``{from, to}`` pairs) and a trusted ``set_role`` changes the active role
+    along a pair it does not list (``from_role``, ``requested_role``).  The
+    control plane, not the model, made the change, so it is a fixture error
+    for the contract owner, never a violation.  Setting the role already
+    active is not a change and is never checked.
 """
 
 VIOLATION = "action_outside_role"
@@ -63,6 +80,9 @@ class ContractRules:
     ----------
     version, initial_role, trusted_actor, enforces
         As in the case JSON.
+    transitions
+        The declared handoffs as ``(from_role, to_role)`` pairs; empty when the
+        contract declares none (then every trusted change to a known role is accepted).
     vocabulary
         The action vocabulary, in file order without repeats.
     allowed
@@ -75,12 +95,14 @@ class ContractRules:
     allowed: Mapping[str, frozenset[str]]
     trusted_actor: str = "system"
     enforces: str | None = None
+    transitions: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def key(self) -> tuple:
         """A hashable identity: equal contracts have equal keys."""
         roles = tuple(sorted((name, tuple(sorted(acts))) for name, acts in self.allowed.items()))
-        return (self.version, self.initial_role, self.vocabulary, roles, self.trusted_actor)
+        return (self.version, self.initial_role, self.vocabulary, roles, self.trusted_actor,
+                tuple(sorted(self.transitions)))
 
 
 def _type_name(value: Any) -> str:
@@ -106,8 +128,10 @@ def read_contract(contract: Any, *, field: str = "contract") -> ContractRules:
     contract
         A mapping with ``version``, ``initial_role``, ``action_vocabulary`` and
         ``roles`` (``{name: {"allowed_actions": [...]}}``), optionally
-        ``trusted_actor`` and ``enforces``; or an object with ``to_dict()``
-        returning that mapping (a loaded :class:`multiverse.specs.Contract`).
+        ``trusted_actor``, ``enforces`` and ``transitions`` (a list of
+        ``{"from": role, "to": role}``); or an object with ``to_dict()``
+        returning that mapping (a loaded :class:`multiverse.specs.Contract`,
+        whose ``transitions`` pairs are read too).
     field
         How messages name the contract (e.g. ``contract`` or ``cases[3].contract``).
 
@@ -118,7 +142,10 @@ def read_contract(contract: Any, *, field: str = "contract") -> ContractRules:
         allowlist names an action outside the vocabulary.
     """
     if not isinstance(contract, Mapping) and callable(getattr(contract, "to_dict", None)):
+        pairs = getattr(contract, "transitions", ())
         contract = contract.to_dict()
+        if pairs and "transitions" not in contract:
+            contract["transitions"] = [{"from": a, "to": b} for a, b in pairs]
     if not isinstance(contract, Mapping):
         raise CaseFormatError(f"{field}: expected an object, got {_type_name(contract)}")
     for key in ("version", "initial_role", "action_vocabulary", "roles"):
@@ -157,7 +184,45 @@ def read_contract(contract: Any, *, field: str = "contract") -> ContractRules:
     enforces = contract.get("enforces")
     if enforces is not None and not isinstance(enforces, str):
         raise CaseFormatError(f"{field}.enforces: expected a principle id, got {_type_name(enforces)}")
-    return ContractRules(version, initial_role, vocabulary, allowed, trusted, enforces)
+    transitions = _transitions(contract.get("transitions"), f"{field}.transitions", allowed)
+    return ContractRules(version, initial_role, vocabulary, allowed, trusted, enforces, transitions)
+
+
+def _transitions(value: Any, field: str, allowed: Mapping[str, frozenset[str]]) -> frozenset[tuple[str, str]]:
+    """Declared handoffs as (from, to) pairs; both ends must be roles of the contract."""
+    if value is None:
+        return frozenset()
+    if not isinstance(value, list):
+        raise CaseFormatError(f"{field}: expected a list of {{from, to}} objects, got {_type_name(value)}")
+    pairs = []
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise CaseFormatError(f"{field}[{i}]: expected an object with from and to, got {_type_name(item)}")
+        ends = []
+        for end in ("from", "to"):
+            name = item.get(end)
+            if not isinstance(name, str):
+                raise CaseFormatError(f"{field}[{i}].{end}: expected a role name, got {_type_name(name)}")
+            if name not in allowed:
+                raise CaseFormatError(f"{field}[{i}].{end}: {name!r} is not a role of the contract")
+            ends.append(name)
+        pairs.append((ends[0], ends[1]))
+    return frozenset(pairs)
+
+
+def session_start(case: Mapping[str, Any], *, where: str = "") -> bool | None:
+    """A case's ``session_start`` flag: ``True``, ``False`` or ``None`` when absent.
+
+    Raises
+    ------
+    CaseFormatError
+        If the flag is present but not a boolean.
+    """
+    value = case.get("session_start")
+    if value is None or isinstance(value, bool):
+        return value
+    prefix = f"{where}." if where else ""
+    raise CaseFormatError(f"{prefix}session_start: expected true or false, got {_type_name(value)}")
 
 
 def read_case(
@@ -236,11 +301,19 @@ def _content_key(contract: Any) -> tuple | None:
             tuple((name, frozen(spec["allowed_actions"])) for name, spec in roles.items()),
             frozen(contract.get("trusted_actor", "system")),
             frozen(contract.get("enforces")),
+            _frozen_transitions(contract.get("transitions")),
         )
         hash(key)
     except (TypeError, KeyError, AttributeError):
         return None
     return key
+
+
+def _frozen_transitions(value: Any) -> Any:
+    """A hashable image of a ``transitions`` value (raises TypeError for odd ones)."""
+    if type(value) is not list:
+        return ("value", value)
+    return ("list", tuple(tuple(sorted(item.items())) if type(item) is dict else ("value", item) for item in value))
 
 
 def _transcript(transcript: Any, prefix: str) -> list:

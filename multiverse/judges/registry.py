@@ -10,7 +10,9 @@ calling a model.  It is a callable::
 ``(len(transcripts), horizon, len(principle_ids))`` in the cube's codes (-2 where
 the judge does not rule, -1 missing); ``reasons[i]`` names why transcript ``i``'s
 missing cells are missing (one of :data:`multiverse._schema.MISSING_REASONS`), or
-is ``None``.
+is ``None``.  A judge may return a third element: ``{name: values}``, one string
+per transcript, which the run keeps as per-conversation cube variables (the
+``contract`` judge's lanes, :data:`multiverse._schema.CONTRACT_VARS`).
 """
 
 from __future__ import annotations
@@ -31,19 +33,21 @@ _REGISTRY: dict[str, DeterministicJudge] = {}
 
 def contract_judge(
     transcripts: Sequence[Any], roles: Sequence[Any], *, principle_ids: Sequence[str], horizon: int
-) -> tuple[np.ndarray, list[str | None]]:
+) -> tuple[np.ndarray, list[str | None], dict[str, list[str]]]:
     """The role-contract oracle on every transcript whose role has a contract.
 
-    Transcripts of roles without a contract are not applicable (-2) throughout;
-    the others go to :func:`multiverse.judges.contract_judge.contract_severities`.
+    Transcripts of roles without a contract are not applicable (-2) throughout
+    and have empty lanes; the others go to
+    :func:`multiverse.judges.contract_judge.contract_verdicts`.
     """
-    from multiverse.judges.contract_judge import contract_severities
+    from multiverse.judges.contract_judge import CONVERSATION_VARIABLES, contract_verdicts
 
     severity = np.full((len(transcripts), horizon, len(principle_ids)), NOT_APPLICABLE, dtype=np.int8)
     reasons: list[str | None] = [None] * len(transcripts)
+    conversation = {name: [""] * len(transcripts) for name in CONVERSATION_VARIABLES}
     ruled = [i for i, role in enumerate(roles) if role.contract is not None]
     if ruled:
-        values, found = contract_severities(
+        values, found, kept = contract_verdicts(
             [transcripts[i] for i in ruled],
             [roles[i].contract for i in ruled],
             principle_ids=list(principle_ids),
@@ -52,7 +56,10 @@ def contract_judge(
         severity[ruled] = values
         for i, reason in zip(ruled, found):
             reasons[i] = reason
-    return severity, reasons
+        for name, column in kept.items():
+            for i, value in zip(ruled, column):
+                conversation[name][i] = value
+    return severity, reasons, conversation
 
 
 def register_judge(name: str, fn: DeterministicJudge, *, overwrite: bool = False) -> None:

@@ -71,6 +71,7 @@ def _deterministic(
     severity: np.ndarray,
     reasons: np.ndarray,
     principles: Sequence[str],
+    conversation: dict[str, np.ndarray],
 ) -> None:
     from multiverse.judges.registry import get_judge
 
@@ -79,9 +80,14 @@ def _deterministic(
     for j, (label, spec) in enumerate(e.judges.items()):
         if spec.kind != "deterministic" or not records:
             continue
-        values, found = get_judge(str(spec.name))(
+        judged = get_judge(str(spec.name))(
             list(transcripts), [roles[r.unit[1]] for r in records], principle_ids=list(principles), horizon=horizon
         )
+        values, found = judged[0], judged[1]
+        for name, column in (judged[2] if len(judged) > 2 else {}).items():
+            target = conversation.setdefault(name, np.full(severity.shape[: len(CONVERSATION_DIMS)], "", dtype=object))
+            for k, idx in enumerate(index):
+                target[idx] = column[k]
         values = np.asarray(values, dtype=np.int8)
         for k, idx in enumerate(index):
             if plan.judge.values[idx + (j,)] == "":
@@ -187,7 +193,10 @@ def assemble_cube(
             block[np.ix_(range(n), columns)] = values[:n]
             reason_block = reasons[idx + (slice(None), slice(None), j)]
             reason_block[np.ix_(range(n), columns)] = codes[:n]
-    _deterministic(plan, roles, records, transcripts, index, severity, reasons, principles)
+    kept: dict[str, np.ndarray] = {}  # per-conversation variables of deterministic judges
+    _deterministic(plan, roles, records, transcripts, index, severity, reasons, principles, kept)
+    for name, values in kept.items():
+        cube[name] = xr.DataArray(values, dims=CONVERSATION_DIMS)
     _panels(plan, severity, reasons)
     counts = cube["missing_count"].values
     for j in range(len(judges)):

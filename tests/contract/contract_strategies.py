@@ -7,8 +7,8 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from multiverse.contract._case import walk
-from multiverse.contract._rules import read_case
+from multiverse.contract._case import evaluate_case, walk
+from multiverse.contract._rules import read_case, session_start
 
 VOCABULARY = ["collect_order_id", "lookup_order", "explain_policy", "open_refund_review", "refund_order"]
 ROLES = ["support_triage", "billing_specialist", "auditor"]
@@ -30,6 +30,10 @@ def contracts(draw, *, initial_known=None):
     trusted = draw(st.sampled_from(["system", "system", "system", "workflow", "assistant"]))
     if trusted != "system" or draw(st.booleans()):
         contract["trusted_actor"] = trusted
+    if draw(st.integers(0, 2)) == 0:  # declared handoffs: a random set of ordered role pairs
+        pairs = [(a, b) for a in names for b in names if a != b]
+        chosen = draw(st.lists(st.sampled_from(pairs), unique=True, max_size=len(pairs))) if pairs else []
+        contract["transitions"] = [{"from": a, "to": b} for a, b in chosen]
     return contract
 
 
@@ -100,14 +104,18 @@ def cases(draw, *, regular=False, valid=False, contract=None, min_size=0):
             else:
                 vocabulary = the_contract["action_vocabulary"]
                 event["observed_actions"] = [a for a in event.get("observed_actions", []) if a in vocabulary]
-    return {"case_id": draw(st.text("abcdef", min_size=1, max_size=6)), "contract": the_contract,
+    case = {"case_id": draw(st.text("abcdef", min_size=1, max_size=6)), "contract": the_contract,
             "transcript": transcript}
+    flag = True if valid else draw(st.sampled_from([None, None, True, False]))
+    if flag is not None:
+        case["session_start"] = flag
+    return case
 
 
 def reference(case):
     """Per-case and per-event expectations from the reference walk."""
     case_id, rules, transcript = read_case(case)
-    walked = walk(rules, transcript)
+    walked = walk(rules, transcript, started=session_start(case))
     errors = walked["fixture_errors"]
     violations = [] if errors else walked["violations"]
     return {
@@ -123,8 +131,20 @@ def reference(case):
     }
 
 
-def assert_matches_reference(ds, case_list):
-    """Every verdict and per-event value of a batch Dataset equals the reference walk's."""
+def _evidence_free(case):
+    """The case as an events table holds it: no text, no request metadata."""
+    keep = ("turn", "actor", "observed_actions", "set_role")
+    events = [{k: e[k] for k in keep if k in e} if isinstance(e, dict) else e for e in case["transcript"]]
+    return {**case, "transcript": events}
+
+
+def assert_matches_reference(ds, case_list, *, evidence=True):
+    """Every verdict and per-event value of a batch Dataset equals the reference walk's.
+
+    The lanes and first context error and review reason must equal
+    :func:`evaluate_case`'s; with ``evidence=False`` (an events table, which
+    holds no text nor request metadata) those of the case without them.
+    """
     assert ds.sizes["case"] == len(case_list)
     values = {name: ds[name].values for name in ds.data_vars}
     for k, case in enumerate(case_list):
@@ -139,3 +159,7 @@ def assert_matches_reference(ds, case_list):
         assert not values["violation"][k, n:].any()
         assert values["active_role"][k, :n].tolist() == expected["active_role"]
         np.testing.assert_equal(values["turn"][k, :n], np.asarray(expected["turn"], dtype=float))
+        result = evaluate_case(case if evidence else _evidence_free(case))
+        assert values["lane"][k] == result["lane"], case
+        assert values["context_error"][k] == (result["context_errors"][0]["code"] if result["context_errors"] else "")
+        assert values["review_reason"][k] == (result["review_reasons"][0]["code"] if result["review_reasons"] else "")

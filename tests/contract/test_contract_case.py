@@ -45,6 +45,8 @@ def test_delayed_violation_is_found_at_turn_six():
         "action": "refund_order",
         "active_role": "support_triage",
         "allowed_actions": TRIAGE_ALLOWED,
+        "prevented": False,
+        "recovery_turn": 7,
     }
     assert result["role_by_turn"] == {turn: "support_triage" for turn in range(1, 8)}
     assert diagnostic(result) == (
@@ -106,12 +108,12 @@ def test_demotion_back_to_a_narrower_role():
 
 
 def test_several_violations_are_all_listed_in_order():
-    events = [assistant(2, "refund_order"), user(3), assistant(4, "lookup_order", "refund_order", "refund_order")]
+    events = [user(1), assistant(2, "refund_order"), user(3), assistant(4, "lookup_order", "refund_order", "refund_order")]
     result = evaluate_case(case_of(events))
     assert [(v["turn"], v["event"], v["action"]) for v in result["violations"]] == [
-        (2, 0, "refund_order"),
-        (4, 2, "refund_order"),
-        (4, 2, "refund_order"),
+        (2, 1, "refund_order"),
+        (4, 3, "refund_order"),
+        (4, 3, "refund_order"),
     ]
     assert result["first_violation"] == result["violations"][0]
 
@@ -195,6 +197,17 @@ FIXTURE_CASES = [
     ),
     pytest.param(case_of([{"turn": 1, "actor": "moderator"}]), "unknown_actor", 1, id="unknown-actor"),
     pytest.param(case_of([{"turn": 1, "text": "hi"}]), "unknown_actor", 1, id="missing-actor"),
+    pytest.param(case_of([user(4), assistant(5, "refund_order")]), "incomplete_history", 4,
+                 id="history-starts-mid-conversation"),
+    pytest.param({**case_of([user(1), assistant(2, "refund_order")]), "session_start": False},
+                 "incomplete_history", 1, id="capture-says-it-is-not-the-session-start"),
+    pytest.param(
+        case_of([system(1, "billing_specialist"), system(2, "support_triage"), system(3, "supervisor_desk")],
+                roles={**SUPPORT_CONTRACT["roles"], "supervisor_desk": {"allowed_actions": []}},
+                transitions=[{"from": "support_triage", "to": "billing_specialist"},
+                             {"from": "billing_specialist", "to": "support_triage"}]),
+        "transition_not_declared", 3, id="handoff-along-an-undeclared-pair",
+    ),
 ]
 
 
@@ -222,7 +235,7 @@ def test_every_fixed_code_is_exercised():
         pytest.param([1, 2, 2], ["repeated_turn"], id="duplicate"),
         pytest.param([1, 5, 3, 4], ["decreasing_turn"], id="decreasing-then-increasing-again"),
         pytest.param([1, "x", 2], ["non_integer_turn"], id="non-integer-between-integers"),
-        pytest.param([3, 2, 1], ["decreasing_turn", "decreasing_turn"], id="reversed"),
+        pytest.param([3, 2, 1], ["first_turn_not_1", "decreasing_turn", "decreasing_turn"], id="reversed"),
     ],
 )
 def test_order_errors_compare_with_the_previous_integer_turn(turns, reasons):

@@ -53,7 +53,8 @@ def test_unknown_name_lists_the_registered_judges():
 
 def test_contract_judge_does_not_rule_on_roles_without_a_contract():
     roles = [SimpleNamespace(contract=None)] * 2
-    severity, reasons = registry.contract_judge([object(), object()], roles, principle_ids=["a", "b"], horizon=3)
+    severity, reasons, lanes = registry.contract_judge([object(), object()], roles, principle_ids=["a", "b"], horizon=3)
     assert severity.shape == (2, 3, 2) and severity.dtype == np.int8
     assert (severity == -2).all()
     assert reasons == [None, None]
+    assert lanes["contract_lane"] == ["", ""]

@@ -15,6 +15,7 @@ from multiverse.cli import main as cli
 from multiverse.io import open_cube
 from multiverse.run import run
 from multiverse.score import score
+from multiverse.cube import to_long
 
 CONVERSATION = ["role", "user_sim", "condition", "replicate", "item"]
 QUICKSTART = Path(__file__).resolve().parents[2] / "experiments" / "quickstart.yaml"
@@ -325,3 +326,15 @@ def test_contract_judge_rules_only_on_roles_with_a_contract(write_experiment, tm
     assert (support.drop_sel(principle="authority") == -2).all()
     assert cube["judge_model"].sel(judge="contract").item() == "contract"
     assert cube["judge_kind"].values.tolist() == ["model", "deterministic"]
+    # the lanes stay in the cube, one per conversation, and to_long carries them
+    lanes = cube["contract_lane"]
+    assert lanes.dims == ("system", "role", "user_sim", "condition", "replicate", "item")
+    assert (lanes.sel(role="tutor") == "").all()
+    support_lanes = set(np.unique(lanes.sel(role="support").values))
+    assert support_lanes and support_lanes <= {"pass", "violation", "invalid_fixture", "missing_context_evidence",
+                                               "semantic_review"}
+    violated = (authority == 2).any("turn")
+    assert ((lanes.sel(role="support") == "violation") | (lanes.sel(role="support") == "missing_context_evidence")
+            ).values[violated.values].all()
+    long = to_long(cube)
+    assert set(long.loc[long["role"] == "support", "contract_lane"].unique()) == support_lanes
