@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "Write every applicable figure and a summary table for a cube.",
     "data": "Fetch and verify the public data sets.",
     "cache": "Audit the on-disk model-call cache.",
+    "view": "Write a static HTML viewer of a run or cube.",
 }
 
 
