@@ -242,8 +242,10 @@ def write_site(
     out = Path(out)
     check_out_dir(out)
     store_path = Path(transcripts) if transcripts is not None else None
+    source = None
     if not isinstance(cube, xr.Dataset):
         path = Path(cube)
+        source = path.name
         folder = path if path.is_dir() and path.suffix != ".zarr" else path.parent
         cube = open_cube(path)
         if store_path is None and (folder / TranscriptStore.FILENAME).exists():
@@ -271,7 +273,7 @@ def write_site(
             if store is not None:
                 store.close()
         index = {
-            "provenance": provenance(cube),
+            "provenance": {**provenance(cube), "path": source},
             "counts": counts(cube, table),
             "columns": table.columns,
             "rows": table.rows,

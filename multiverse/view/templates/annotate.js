@@ -40,7 +40,8 @@ function renderProgress() {
   for (const link of document.querySelectorAll(".tasklist a")) {
     const keys = expected(BY_ID[link.dataset.task]);
     const filled = keys.filter((k) => k in LABELS).length;
-    link.querySelector(".count").textContent = " " + filled + "/" + keys.length;
+    link.querySelector(".count").textContent = filled + "/" + keys.length;
+    link.classList.toggle("complete", filled === keys.length);
   }
 }
 
@@ -52,11 +53,11 @@ function radios(name, options, current, onPick) {
   });
 }
 
-function criteriaText(criteria) {
-  if (!criteria) return "";
-  if (typeof criteria === "string") return criteria;
-  return Object.entries(criteria).map(([level, c]) =>
-    level + ": " + (c && typeof c === "object" ? (c.description || JSON.stringify(c)) : String(c))).join(" | ");
+function criteriaList(criteria) {
+  if (!criteria) return null;
+  if (typeof criteria === "string") return el("div", { class: "principle-help" }, criteria);
+  return el("ul", { class: "principle-help" }, ...Object.entries(criteria).map(([level, c]) =>
+    el("li", {}, el("i", {}, level), ": " + (c && typeof c === "object" ? (c.description || JSON.stringify(c)) : String(c)))));
 }
 
 function severitySheet(task, turn) {
@@ -102,7 +103,7 @@ function renderTask(id) {
   const box = document.getElementById("task");
   const principles = el("details", { class: "reasons", open: true }, el("summary", {}, "principles of the role " + task.role),
     el("ul", {}, ...task.principles.map((p) => el("li", {}, el("b", {}, p.id), ": " + (p.statement || ""),
-      el("div", { class: "principle-help" }, criteriaText(p.criteria))))));
+      criteriaList(p.criteria)))));
   const events = el("div", { class: "events" });
   let assistant = 0, user = 0;
   const rateAssistant = new Set(task.assistant_turns), rateUser = new Set(task.user_turns);
@@ -152,7 +153,8 @@ annotatorInput.value = localStorage.getItem(STORE_KEY + ":annotator") || "";
 annotatorInput.addEventListener("change", () => localStorage.setItem(STORE_KEY + ":annotator", annotatorInput.value.trim()));
 document.getElementById("download").addEventListener("click", download);
 document.getElementById("tasks").append(...TASKS.map((t) =>
-  el("a", { href: "#task=" + encodeURIComponent(t.task), "data-task": String(t.task) }, String(t.task), el("span", { class: "count muted" }))));
+  el("a", { href: "#task=" + encodeURIComponent(t.task), "data-task": String(t.task), title: String(t.task) },
+    el("span", { class: "count muted" }), String(t.task))));
 window.addEventListener("hashchange", () => renderTask(readFragment().get("task")));
 renderTask(readFragment().get("task"));
 renderProgress();

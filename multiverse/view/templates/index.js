@@ -13,13 +13,13 @@ const ROLE_PRINCIPLES = {};
 
 function renderProvenance() {
   const p = INDEX.provenance;
-  document.getElementById("title").textContent = "multiverse viewer: " + (p.experiment || "cube");
+  document.getElementById("title").textContent = "multiverse viewer: " + (p.experiment || p.path || "cube");
   document.getElementById("subtitle").textContent = (p.created || "") + (p.source ? " · " + p.source : "");
   const facts = document.getElementById("facts");
-  const shown = ["experiment", "plan_digest", "experiment_digest", "multiverse_version", "created", "campaign_judge",
+  const shown = ["experiment", "path", "plan_digest", "experiment_digest", "multiverse_version", "created", "campaign_judge",
     "source", "spec_digests", "dependency_versions", "warnings"];
   for (const key of shown) {
-    if (p[key] === undefined || p[key] === null || p[key] === "") continue;
+    if (p[key] === undefined || p[key] === null || p[key] === "" || (Array.isArray(p[key]) && !p[key].length)) continue;
     const value = typeof p[key] === "object" ? JSON.stringify(p[key]) : String(p[key]);
     facts.append(el("dt", {}, key.replace(/_/g, " ")), el("dd", {}, value));
   }
@@ -46,11 +46,12 @@ function renderCounts() {
   }
   table.append(body);
   const failures = Object.entries(c.failures || {}).map(([r, n]) => r + " " + n).join(", ");
+  const remarks = ["Failed calls by reason: " + (failures || "none") + "."];
+  if (!INDEX.has_transcripts) remarks.push("No transcript store: conversation pages show judgments only.");
+  else if (!INDEX.has_reasons) remarks.push("The transcript store keeps no judge reasons: pages show severities only.");
   document.getElementById("missing").append(el("h2", {}, "Judgments per judge"), table,
-    el("p", { class: "muted" }, "Failures by reason: " + (failures || "none") +
-      (INDEX.has_transcripts ? "" : ". No transcript store: conversation pages show judgments only.") +
-      (INDEX.has_reasons ? "" : " The transcript store keeps no judge reasons.")),
-    ...(INDEX.notes || []).map((note) => el("p", { class: "muted" }, note)));
+    el("p", { class: "muted", id: "remarks" }, remarks.join(" ")),
+    (INDEX.notes || []).length ? el("ul", { class: "muted notes" }, ...INDEX.notes.map((note) => el("li", {}, note))) : null);
 }
 
 function values(params, key) {
@@ -267,5 +268,6 @@ function render() {
 for (const [role, principles] of Object.entries(INDEX.role_principles || {})) ROLE_PRINCIPLES[role] = principles;
 renderProvenance();
 renderCounts();
+document.getElementById("to-table").addEventListener("click", () => document.getElementById("table-section").scrollIntoView());
 window.addEventListener("hashchange", render);
 render();
