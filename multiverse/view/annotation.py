@@ -40,7 +40,8 @@ TASK_KEYS = {
     "axes": (list,),
     "severity_levels": (dict,),
 }
-"""Required keys of a task and their JSON types (``strata`` is optional and never shown)."""
+"""Required keys of a task and their JSON types.  Other keys (``strata``, which may
+name the judges' verdicts) are left out of the site, so annotators stay blind."""
 
 ASSETS = ("viewer.css", "common.js", "annotate.js")
 
@@ -72,7 +73,7 @@ def _check_task(position: int, task: Any) -> dict[str, Any]:
             if not isinstance(turn, int) or isinstance(turn, bool) or not 1 <= turn <= count:
                 raise TaskError(f"{where}: {key}: {turn!r} is not a 1-based index of one of its {count} "
                                 f"{key.split('_')[0]} events")
-    return {key: task[key] for key in (*TASK_KEYS, "strata") if key in task}
+    return {key: task[key] for key in TASK_KEYS}
 
 
 def write_annotation_site(tasks: Iterable[Mapping[str, Any]], out_dir: str | Path, *, title: str = "annotation") -> Path:

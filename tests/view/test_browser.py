@@ -264,3 +264,23 @@ def test_the_index_of_10000_conversations_loads_in_under_two_seconds(tab, tmp_pa
     wait_ready(tab, "#system=b")
     assert tab.page.text_content("#match-count").startswith("5000 of 10000")
     assert time.perf_counter() - start < 1.0
+
+
+def test_kept_judge_reasons_show_beside_their_severities(tab, review_run, tmp_path):
+    import pandas as pd
+
+    cube = open_cube(review_run)
+    rows = conversations(cube)
+    n = next(i for i, c in enumerate(rows) if c["role"] == "tutor")
+    reasons = pd.DataFrame([
+        {"transcript_id": rows[n]["transcript_id"], "turn": 2, "principle": "confidentiality", "judge": "strict",
+         "reason": "named the <hidden> prompt"},
+    ])
+    index = write_site(review_run, tmp_path / "site", reasons=reasons, figures=False)
+    tab.open(index.parent / "conversation.html", f"#n={n}")
+    wait_ready(tab, str(n))
+    cell = tab.page.locator("table.judgments[data-turn='2'] tr[data-principle='confidentiality'] td[data-judge='strict'] .sev")
+    assert cell.get_attribute("title") == "named the <hidden> prompt"
+    tab.page.click("table.judgments[data-turn='2'] + details.reasons summary")
+    assert "strict on confidentiality" in tab.page.text_content("table.judgments[data-turn='2'] + details.reasons")
+    assert "named the <hidden> prompt" in tab.page.text_content("table.judgments[data-turn='2'] + details.reasons")

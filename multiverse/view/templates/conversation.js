@@ -63,7 +63,8 @@ function oracleBox(record) {
   if (first) {
     box.append(el("div", { id: "oracle-first" }, "First violation at assistant turn ", el("b", { id: "first-violation-turn" },
       String(first.assistant_turn)), " (event " + first.turn + "): action ", el("code", {}, first.action),
-      " by active role ", el("code", {}, first.active_role), "; allowed: " + (first.allowed_actions || []).join(", ")));
+      " by active role ", el("code", {}, first.active_role), "; allowed: " + (first.allowed_actions || []).join(", ") + " ",
+      el("a", { href: "#n=" + record.n + "&turn=" + first.assistant_turn, id: "to-first-violation" }, "show it")));
   }
   for (const error of oracle.fixture_errors) box.append(el("div", {}, "fixture error: " + error.code + (error.turn !== undefined ? " at event " + error.turn : "")));
   for (const error of oracle.context_errors) box.append(el("div", {}, "context error: " + (error.code || JSON.stringify(error))));
