@@ -66,10 +66,10 @@ def _turns(severity: np.ndarray, truth: np.ndarray | None, tags: list[np.ndarray
         entry: dict[str, Any] = {
             "turn": turn,
             "tag": "/".join(str(v[t]) for v in tags if str(v[t])),
-            "severity": {p: codes[i].astype(int).tolist() for i, p in enumerate(names)},
+            "severity": dict(zip(names, codes.tolist())),
         }
         if planted is not None:
-            entry["truth"] = {p: int(planted[i]) for i, p in enumerate(names)}
+            entry["truth"] = dict(zip(names, planted.tolist()))
         if turn in reasons:
             entry["reasons"] = {p: dict(r) for p, r in reasons[turn].items() if p in names}
         out.append(entry)

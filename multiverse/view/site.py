@@ -12,6 +12,7 @@ Layout of ``out``::
     conversation.html   one conversation (``conversation.html#n=<row>``)
     assets/             styles and scripts
     data/index.js       the table and everything the index shows
+    data/ids.js         each row's transcript id (loaded when the table is searched)
     data/conv-*.js      conversation records, CHUNK_SIZE per file
     data/units-*.js     units two raters disagree on (agreement-cell links)
     data/scores-*.js    every conversation's score per judge, standard and rule
@@ -138,6 +139,26 @@ def role_principles(cube: xr.Dataset) -> dict[str, list[str]]:
         return {str(r): principles for r in cube["role"].values}
     return {str(r): [p for p, a in zip(principles, cube["principle_applies"].sel(role=r).values) if a]
             for r in cube["role"].values}
+
+
+def encoded_rows(table: ConversationTable) -> tuple[list[str], dict[str, list[Any]], list[list[Any]]]:
+    """The table without ``transcript_id``, text columns as codes into per-column dictionaries.
+
+    Returns ``(columns, dictionaries, rows)``: a text column's cell is the index
+    of its value in ``dictionaries[column]``.  Repeated labels and grid cells
+    then cost a few bytes per row, which keeps a large run's index small.
+    """
+    keep = [i for i, name in enumerate(table.columns) if name != "transcript_id"]
+    columns = [table.columns[i] for i in keep]
+    text = [i for i in keep if table.rows and isinstance(table.rows[0][i], str)]
+    dictionaries: dict[str, list[Any]] = {}
+    lookups: dict[int, dict[Any, int]] = {}
+    for i in text:
+        values = sorted({row[i] for row in table.rows})
+        dictionaries[table.columns[i]] = values
+        lookups[i] = {v: k for k, v in enumerate(values)}
+    rows = [[lookups[i][row[i]] if i in lookups else row[i] for i in keep] for row in table.rows]
+    return columns, dictionaries, rows
 
 
 def _safe(name: str) -> str:
@@ -272,11 +293,14 @@ def write_site(
         finally:
             if store is not None:
                 store.close()
+        columns, dictionaries, rows = encoded_rows(table)
+        write_data(data, "ids", [row[table.columns.index("transcript_id")] for row in table.rows])
         index = {
             "provenance": {**provenance(cube), "path": source},
             "counts": counts(cube, table),
-            "columns": table.columns,
-            "rows": table.rows,
+            "columns": columns,
+            "dictionaries": dictionaries,
+            "rows": rows,
             "judges": [str(j) for j in cube["judge"].values.tolist()],
             "raters": raters_of(cube),
             "role_principles": role_principles(cube),

@@ -7,7 +7,7 @@ import sqlite3
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from multiverse import _schema as S
@@ -24,12 +24,31 @@ from multiverse.view.annotation import TaskError
 from helpers import task_of
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4)))
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+                    max_leaves=12))
 def test_script_json_round_trips_and_can_never_close_a_script(value):
     text = script_json(value)
     assert json.loads(text) == value
     assert not {"<", ">", "&", "\u2028", "\u2029"} & set(text)
+
+
+def _data_of(path):
+    """The value a data file hands to ``MV.put``."""
+    text = path.read_text(encoding="utf-8")
+    literal = text[text.index("JSON.parse(") + len("JSON.parse("):text.rindex("));")]
+    return json.loads(json.loads(literal))
+
+
+def test_write_data_files_parse_back_to_their_value(tmp_path):
+    from multiverse.view._jsdata import write_data
+
+    value = {"text": "</script><!-- \u2028 \"quoted\" \\ & more", "n": np.int64(3), "codes": np.arange(3)}
+    path = write_data(tmp_path, "k", value)
+    assert _data_of(path) == {"text": value["text"], "n": 3, "codes": [0, 1, 2]}
+    assert "<" not in path.read_text()
+    assert _data_of(write_data(tmp_path, "nan", {"x": float("nan")})) == {"x": None}
 
 
 def test_chunks_hold_consecutive_blocks_keyed_by_their_first_row():
@@ -198,4 +217,4 @@ def test_the_form_leaves_out_the_strata_that_may_name_judge_verdicts(tmp_path):
     index = write_annotation_site([task], tmp_path / "form")
     data = (index.parent / "data" / "tasks.js").read_text()
     assert "clear_breach_by_strict" not in data and "judge_verdict" not in data
-    assert '"principles"' in data
+    assert _data_of(index.parent / "data" / "tasks.js")["tasks"][0]["principles"] == task["principles"]

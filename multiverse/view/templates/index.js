@@ -9,6 +9,11 @@ const SPEC_KEYS = ["judge", "standard", "rule"];
 
 const INDEX = MV.data.index;
 const COL = Object.fromEntries(INDEX.columns.map((name, i) => [name, i]));
+/* Text columns arrive as codes into per-column dictionaries: decode them once. */
+for (const [name, values] of Object.entries(INDEX.dictionaries || {})) {
+  const at = COL[name];
+  for (const row of INDEX.rows) row[at] = values[row[at]];
+}
 const ROLE_PRINCIPLES = {};
 
 function renderProvenance() {
@@ -59,21 +64,24 @@ function values(params, key) {
   return raw === null || raw === "" ? null : raw.split(",");
 }
 
-function rowMatches(row, params) {
-  for (const key of FILTER_COLUMNS) {
-    const wanted = values(params, key);
-    if (wanted && !wanted.includes(String(row[COL[key]]))) return false;
-  }
+/* The row test of the fragment's filters (built once per render). */
+function matcher(params, ids) {
+  const wanted = FILTER_COLUMNS.map((key) => [COL[key], values(params, key)]).filter(([, v]) => v)
+    .map(([at, v]) => [at, new Set(v)]);
   const principle = params.get("principle");
-  if (principle && !(ROLE_PRINCIPLES[row[COL.role]] || []).includes(principle)) return false;
   const violated = params.get("violated");
-  if (violated && !(row[COL["first:" + violated]] > 0)) return false;
   const disagree = params.get("disagree");
-  if (disagree === "yes" && !(row[COL.disagree] > 0)) return false;
-  if (disagree === "no" && row[COL.disagree] > 0) return false;
   const query = (params.get("q") || "").toLowerCase();
-  if (query && !row.some((v) => String(v).toLowerCase().includes(query))) return false;
-  return true;
+  return (row) => {
+    for (const [at, set] of wanted) if (!set.has(String(row[at]))) return false;
+    if (principle && !(ROLE_PRINCIPLES[row[COL.role]] || []).includes(principle)) return false;
+    if (violated && !(row[COL["first:" + violated]] > 0)) return false;
+    if (disagree === "yes" && !(row[COL.disagree] > 0)) return false;
+    if (disagree === "no" && row[COL.disagree] > 0) return false;
+    if (query && !row.some((v) => String(v).toLowerCase().includes(query)) &&
+        !(ids && String(ids[row[0]]).toLowerCase().includes(query))) return false;
+    return true;
+  };
 }
 
 function select(label, key, options, params, rerender) {
@@ -194,7 +202,8 @@ async function renderConversations(params, rerender) {
       spec.standard + ", rule " + spec.rule + (unit ? " (" + unit + ")" : "") +
       (scores ? "; its score is the last column." : "; no scores for this specification.")));
   }
-  const matching = sortRows(INDEX.rows.filter((row) => rowMatches(row, params)), params, scoreOf);
+  const ids = params.get("q") ? await MV.load("ids") : null;
+  const matching = sortRows(INDEX.rows.filter(matcher(params, ids)), params, scoreOf);
   const page = pager(matching.length, params, rerender);
   const columns = [["n", "#"], ["system", "system"], ["role", "role"], ["user_sim", "user sim"], ["condition", "condition"],
     ["replicate", "rep"], ["item", "item"], ["mode", "cell"], ["origin", "origin"], ["ended", "ended"], ["turns", "turns"],
