@@ -63,6 +63,7 @@ def test_index_shows_provenance_and_counts_of_the_run(tab, review_site, review_r
     assert page.text_content("#count-conversations b") == str(len(conversations(cube)))
     assert page.text_content("#count-missing b") == str(int((cube["severity"] == S.MISSING).sum()))
     assert cube.attrs["plan_digest"] in page.text_content("#facts")
+    assert "null" not in page.text_content("#counts-section") and "undefined" not in page.text_content("main")
     lenient = page.locator("#missing-table tr", has_text="lenient").text_content()
     reasons = cube["missing_count"].sel(judge="lenient")
     assert f"unparseable {int(reasons.sel(missing_reason='unparseable'))}" in lenient

@@ -40,7 +40,7 @@ function renderCounts() {
   for (const j of Object.values(c.judgments)) { valid += j.valid; missing += j.missing; }
   cards.append(card("valid judgments", valid, "count-valid"), card("missing judgments", missing, "count-missing"));
   const failed = Object.values(c.failures || {}).reduce((a, b) => a + b, 0);
-  cards.append(card("failed calls" + (c.calls ? " of " + c.calls : ""), failed, "count-failures"));
+  cards.append(card("recorded failures" + (c.calls ? " in " + c.calls + " calls" : ""), failed, "count-failures"));
   const table = el("table", { class: "grid", id: "missing-table" },
     el("thead", {}, el("tr", {}, el("th", {}, "judge"), el("th", {}, "valid"), el("th", {}, "missing"),
       el("th", {}, "missing by reason"))));
@@ -55,8 +55,10 @@ function renderCounts() {
   if (!INDEX.has_transcripts) remarks.push("No transcript store: conversation pages show judgments only.");
   else if (!INDEX.has_reasons) remarks.push("The transcript store keeps no judge reasons: pages show severities only.");
   document.getElementById("missing").append(el("h2", {}, "Judgments per judge"), table,
-    el("p", { class: "muted", id: "remarks" }, remarks.join(" ")),
-    (INDEX.notes || []).length ? el("ul", { class: "muted notes" }, ...INDEX.notes.map((note) => el("li", {}, note))) : null);
+    el("p", { class: "muted", id: "remarks" }, remarks.join(" ")));
+  if ((INDEX.notes || []).length) {
+    document.getElementById("missing").append(el("ul", { class: "muted notes" }, ...INDEX.notes.map((note) => el("li", {}, note))));
+  }
 }
 
 function values(params, key) {
@@ -244,7 +246,7 @@ async function renderUnits(params, rerender) {
   const units = (await MV.load(key)).map((u) => (swapped ? [u[0], u[1], u[2], u[4], u[3]] : u));
   banner.replaceChildren(el("div", { class: "banner", id: "units-banner" }, units.length + " units (turn x principle) rated by both " +
     a + " and " + b + " with different " + (standard === "severity" ? "severities" : standard + " codes") + "."));
-  const rows = sortRows(units.map((u) => [u[0], ...u.slice(1)]), new URLSearchParams(), null);
+  const rows = units;
   const page = pager(rows.length, params, rerender);
   document.getElementById("match-count").textContent = rows.length + " units";
   const columns = [["n", "#"], ["system", "system"], ["role", "role"], ["user_sim", "user sim"], ["condition", "condition"],
