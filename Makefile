@@ -30,3 +30,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# Debian's Chromium for the viewer's browser tests (tests/view), installed with apt when missing;
+# the tests skip, saying why, where no Chromium can be had.
+.PHONY: browser
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
+	@chromium --version

@@ -87,6 +87,7 @@ def write_report(
     seed: int = 0,
     formats: Sequence[str] = ("png", "pdf"),
     log: Callable[[str], None] | None = None,
+    decorate: Callable[[str, object, object, dict], None] | None = None,
 ) -> Report:
     """Write every applicable figure and the summary table of ``cube`` into ``out``.
 
@@ -104,6 +105,13 @@ def write_report(
         Figure formats written for every figure.
     log
         Called with one line per figure, table or skipped analysis.
+    decorate
+        Called as ``decorate(name, drawn, result, facet)`` after each figure is
+        drawn and before it is saved: ``drawn`` is what the plot function
+        returned, ``result`` the analysis result it drew (``None`` where not
+        passed on) and ``facet`` the labels it selected (e.g. ``role``,
+        ``condition``, ``system``).  The viewer uses it to put links on points
+        and cells.
 
     Returns
     -------
@@ -126,10 +134,12 @@ def write_report(
         report.tables.append(path)
         say(f"table  {path.name}")
 
-    def figure(name: str, draw: Callable[[], object]) -> None:
+    def figure(name: str, draw: Callable[[], object], result: object = None, **facet: object) -> None:
         import matplotlib.pyplot as plt
 
         drawn = draw()
+        if decorate is not None:
+            decorate(name, drawn, result, facet)
         axes = drawn[0] if isinstance(drawn, tuple) else drawn
         fig = axes.figure
         with style():
@@ -155,7 +165,8 @@ def write_report(
         for role in curve["role"].values if "role" in curve.dims else [None]:
             for condition in curve["condition"].values if "condition" in curve.dims else [None]:
                 name = "_".join(["curve", *(str(v) for v in (role, condition) if v is not None)])
-                figure(name, lambda r=role, c=condition: plot_spec_curve(curve, role=r, condition=c))
+                figure(name, lambda r=role, c=condition: plot_spec_curve(curve, role=r, condition=c), curve,
+                       role=role, condition=condition, system=list(target.get("contrast", systems[:1])))
 
     # agreement between judges (the truth joins when planted)
     if sizes["judge"] < 2 and "truth" not in cube:
@@ -165,7 +176,7 @@ def write_report(
         for metric, standard in (("cohen_kappa", "clear_breach"), ("krippendorff_alpha", None)):
             result = agreement_ci(cube, metric=metric, standard=standard, include_truth=with_truth,
                                   n_boot=min(n_boot, 200), seed=seed)
-            figure(f"agreement_{metric}", lambda r=result: plot_agreement(r))
+            figure(f"agreement_{metric}", lambda r=result: plot_agreement(r), result)
 
     # noise floors and rankings need several systems
     if sizes["system"] < 2:
@@ -205,7 +216,8 @@ def write_report(
     else:
         cells = cell_rates(cube)
         for system in cells["system"].values:
-            figure(f"heatmap_{system}", lambda s=system: plot_cell_heatmap(cells, system=s))
+            figure(f"heatmap_{system}", lambda s=system: plot_cell_heatmap(cells, system=s), cells,
+                   system=system)
 
     index = ["# Report", "", f"Cube dims: {dict(cube.sizes)}", "", "## Tables", ""]
     index += [f"- [{p.name}]({p.name})" for p in report.tables]

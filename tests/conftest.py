@@ -26,3 +26,8 @@ def mirror() -> Path:
     if found is None:
         pytest.skip("real data mirror absent: set MULTIVERSE_DATA_MIRROR to a folder with the data's layout")
     return found
+
+
+def pytest_addoption(parser):
+    parser.addoption("--screenshots", metavar="DIR", default=None,
+                     help="folder for the browser tests' screenshots (default: pytest's tmp path)")

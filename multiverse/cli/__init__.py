@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, str] = {
     "data": "Fetch and verify the public data sets.",
     "cache": "Audit the on-disk model-call cache.",
     "contract": "Check case sets under a gate, or diff two contract versions.",
+    "view": "Write a static HTML viewer of a run or cube.",
 }
 
 
