@@ -118,3 +118,15 @@ def test_an_experiments_standards_and_rules_are_the_scores_defaults(tmp_path):
         assert scored["standard"].values.tolist() == ["clear_breach"]
         assert scored["rule"].values.tolist() == ["any_turn", "first_turn"]
     assert score(cube, rules="turn_mean")["rule"].values.tolist() == ["turn_mean"]
+
+
+def test_the_report_summary_carries_worst_case_bounds_beside_the_counts():
+    from multiverse.report import summary_table
+
+    cube = planted_cube(items=6, replicates=2, judges={"j": {"missing_response": 0.2}, "k": {}})
+    table = summary_table(score(cube), bounds=score_bounds(cube)).set_index(["judge", "rule"]).sort_index()
+    rates = table[table["unit"] == "rate"]
+    assert (rates["lower_bound"] <= rates["upper_bound"]).all()
+    assert (rates.loc["j", "lower_bound"] < rates.loc["j", "upper_bound"]).any()
+    np.testing.assert_allclose(rates.loc["k", "lower_bound"], rates.loc["k", "value"])  # nothing missing
+    assert table[table["unit"] == "turns"]["lower_bound"].isna().all()
