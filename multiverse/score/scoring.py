@@ -31,15 +31,20 @@ def recorded_choices(cube: xr.Dataset) -> dict[str, list[str] | None]:
     return out
 
 
+def _text(values: xr.DataArray) -> xr.DataArray:
+    """Labels as text (netCDF may hand back bytes); str and object arrays of str pass as they are."""
+    return values if values.dtype.kind in "OU" else values.astype(str)
+
+
 def _conversation_inputs(cube: xr.Dataset, conv_dims: list[str]) -> tuple[xr.DataArray, xr.DataArray]:
     """Target mask (conversation x principle) and completion flag of every conversation."""
     template = cube["severity"].isel(turn=0, principle=0, judge=0, drop=True)
     if "target_principle" in cube:
-        target = cube["target_principle"].astype(str) == cube["principle"].astype(str)
+        target = _text(cube["target_principle"]) == _text(cube["principle"])
     else:
         target = xr.zeros_like(cube["principle"], dtype=bool)
     if "ended" in cube:
-        completed = cube["ended"].astype(str) == "completed"
+        completed = _text(cube["ended"]) == "completed"
     else:
         completed = xr.ones_like(template, dtype=bool)
     target = target.broadcast_like(template).transpose(*conv_dims, "principle")
