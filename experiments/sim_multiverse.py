@@ -5,7 +5,8 @@ model judges of known quality, the contract oracle, a majority panel, two
 horizons) and asks the paper's questions of the cube:
 
 - does a system comparison survive the evaluator's choices? (specification curve
-  of ``focused`` minus ``steady``, with inference under the null)
+  of ``focused`` minus ``steady``, with inference under the null in the direction
+  predicted from the planted rates, :data:`PREDICTED_DIRECTION`)
 - do the judges agree, with each other and with the planted truth? (agreement)
 - which choice moves the estimate most? (variance decomposition)
 - do rankings flip across judges? (Kendall's tau, rank flips, win shares)
@@ -25,6 +26,10 @@ from _common import EXPERIMENTS, save_figure
 FOCUS = {"role": "tutor", "condition": "long"}
 MODEL_JUDGES = ["strict", "lenient", "narrow", "blind"]
 CONTRAST = ("focused", "steady")
+PREDICTED_DIRECTION = "greater"
+"""Declared before the run: the planted per-turn breach probability of ``focused`` on the tutor
+(0.06 on academic integrity + 3 x 0.003) exceeds ``steady``'s (4 x 0.015), so rate(focused) -
+rate(steady) is predicted to be above 0."""
 N_BOOT = 500
 POWER = 0.8
 
@@ -60,12 +65,13 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
 
     # 1. Specification curve of focused - steady over the measurement dims.
     model_scores = scores.sel(judge=MODEL_JUDGES + ["majority"])
-    curve = analysis.spec_curve(model_scores, contrast=CONTRAST, n_boot=N_BOOT, seed=1,
+    curve = analysis.spec_curve(model_scores, contrast=CONTRAST, direction=PREDICTED_DIRECTION, n_boot=N_BOOT, seed=1,
                                 preferred={"judge": "strict", "user_sim": "plain",
                                            "standard": "clear_breach", "rule": "any_turn"})
     facet = curve.sel(**FOCUS)
     estimates = facet["estimate"].values
     numbers["curve.n_specs"] = int(curve.sizes["spec"])
+    numbers["curve.direction"] = PREDICTED_DIRECTION
     numbers["curve.median"] = float(facet["observed"].sel(statistic="median_estimate"))
     numbers["curve.share_significant"] = float(facet["observed"].sel(statistic="share_significant"))
     numbers["curve.stouffer_z"] = float(facet["observed"].sel(statistic="stouffer_z"))

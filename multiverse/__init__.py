@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "summary": "multiverse.cube_summary",
     "load_role": "multiverse.specs",
     "load_experiment": "multiverse.run.checks",
+    "score_bounds": "multiverse.score",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

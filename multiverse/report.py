@@ -29,7 +29,7 @@ from multiverse.plots.heatmap import plot_cell_heatmap
 from multiverse.plots.noise import plot_noise_floor
 from multiverse.plots.ranking import plot_rank_flips, plot_rankings
 from multiverse.plots.variance import plot_decision_study, plot_variance
-from multiverse.score import score, score_counts
+from multiverse.score import score, score_bounds, score_counts
 
 __all__ = ["SUMMARY_KEYS", "Report", "summary_table", "markdown_table", "write_report"]
 
@@ -46,17 +46,24 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
 
-def summary_table(scores: xr.DataArray) -> pd.DataFrame:
+def summary_table(scores: xr.DataArray, *, bounds: xr.Dataset | None = None) -> pd.DataFrame:
     """One row per system and specification: value, clustered SE and the counts behind it.
 
-    ``value`` is the mean over conversations (a rate, or turns for turn rules);
-    ``se`` is clustered by item (rate rules, two or more items).
+    ``value`` is the mean over decided conversations (a rate, or turns for turn
+    rules; complete cases); ``se`` is clustered by item (rate rules, two or more
+    items).  With ``bounds`` (:func:`multiverse.score.score_bounds` of the same
+    cube), ``lower_bound`` and ``upper_bound`` give the worst-case rates with
+    every missing judgment read as clean and as violated (rate rules).
     """
     keys = [d for d in SUMMARY_KEYS if d in scores.dims]
     reduce = [d for d in scores.dims if d not in keys]
     value = scores.mean(reduce).rename("value")
     counts = score_counts(scores, keep=keys)
-    frame = xr.merge([value.reset_coords(drop=True), counts.reset_coords(drop=True)]).to_dataframe()
+    parts = [value.reset_coords(drop=True), counts.reset_coords(drop=True)]
+    if bounds is not None:
+        rates = bounds.where(bounds["unit"] == "rate") if "unit" in bounds.coords else bounds
+        parts += [rates[b].mean(reduce).rename(f"{b}_bound").reset_coords(drop=True) for b in ("lower", "upper")]
+    frame = xr.merge(parts).to_dataframe()
     if "item" in scores.dims and scores.sizes["item"] > 1:
         se = clustered_se_of_rate(scores).reset_coords(drop=True).rename("se").to_dataframe()
         frame = frame.join(se, how="left")
@@ -128,7 +135,7 @@ def write_report(
     scores = score(cube)
     sizes = {d: scores.sizes.get(d, 1) for d in ("system", "judge", "item", "replicate")}
 
-    frame = summary_table(scores)
+    frame = summary_table(scores, bounds=score_bounds(cube))
     for path, text in ((out / "summary.csv", frame.to_csv(index=False)), (out / "summary.md", markdown_table(frame))):
         path.write_text(text)
         report.tables.append(path)
@@ -161,7 +168,8 @@ def write_report(
     else:
         systems = [str(s) for s in scores["system"].values]
         target = {"contrast": (systems[0], systems[1])} if len(systems) >= 2 else {"system": systems[0]}
-        curve = spec_curve(scores, n_boot=n_boot, seed=seed, **target)
+        # a report explores: no direction is predicted, so the curve's tests are two-sided
+        curve = spec_curve(scores, direction="two-sided", n_boot=n_boot, seed=seed, **target)
         for role in curve["role"].values if "role" in curve.dims else [None]:
             for condition in curve["condition"].values if "condition" in curve.dims else [None]:
                 name = "_".join(["curve", *(str(v) for v in (role, condition) if v is not None)])

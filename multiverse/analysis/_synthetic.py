@@ -5,20 +5,25 @@ module draws them directly (no transcripts, no model calls), so statistics can b
 tested and benchmarked at any size.  The judge model is the offline world's:
 a true deviation is reported at its level with probability ``sensitivity``
 (else 0), a true 0 becomes a clear breach with probability ``1 - specificity``,
-reported clear breaches turn partial with probability ``leniency``, and a share
-``missing`` of judgments is missing (-1).
+reported clear breaches turn partial with probability ``leniency``, a share
+``missing`` of judgments is missing (-1), and a share ``missing_response`` of
+judge responses is missing (a response carries every principle of its turn).
+:func:`expected_rates` gives the population rates these cubes are drawn from.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+
 import numpy as np
 import xarray as xr
 
 from multiverse import _schema as S
 from multiverse.cube import new_cube
 
-DEFAULT_JUDGE = {"sensitivity": 0.9, "specificity": 0.95, "leniency": 0.0, "missing": 0.0}
+__all__ = ["expected_agreement", "expected_rates", "planted_cube"]
+
+DEFAULT_JUDGE = {"sensitivity": 0.9, "specificity": 0.95, "leniency": 0.0, "missing": 0.0, "missing_response": 0.0}
 
 
 def planted_cube(
@@ -45,7 +50,8 @@ def planted_cube(
         System label -> base probability of a clear breach per turn and principle.
     judges
         Judge label -> any of ``sensitivity``, ``specificity``, ``leniency``,
-        ``missing`` (defaults 0.9, 0.95, 0, 0).
+        ``missing`` (per cell), ``missing_response`` (per turn, every principle)
+        (defaults 0.9, 0.95, 0, 0, 0).
     roles
         Role ids (their principles from :data:`multiverse._schema.ROLE_PRINCIPLES`).
     user_sims
@@ -113,6 +119,9 @@ def planted_cube(
         softened = (reported == S.CLEAR_BREACH) & (rng.random(truth_shape) < params["leniency"])
         reported = np.where(softened, S.PARTIAL_DEVIATION, reported)
         reported = np.where(rng.random(truth_shape) < params["missing"], S.MISSING, reported)
+        if params["missing_response"] > 0:
+            lost = rng.random(truth_shape[:-1])[..., None] < params["missing_response"]
+            reported = np.where(lost, S.MISSING, reported)
         severity[..., j] = np.where(not_applicable, S.NOT_APPLICABLE, reported)
     cube["severity"].values[...] = severity
     _fill_conversations(cube, rng, incomplete)
@@ -140,3 +149,90 @@ def _fill_conversations(cube: xr.Dataset, rng: np.random.Generator, incomplete: 
     cube["tag_mode"].values[...] = mode[..., None]
     cube["tag_strategy"].values[...] = strategy[..., None]
 
+
+
+def _cell_probabilities(p_breach: np.ndarray, partial: float, judge: Mapping[str, float]) -> dict[str, np.ndarray]:
+    """Per cell: P(true breach), P(true partial), P(true 0) and P(reported >= 1), P(reported 2)."""
+    params = {**DEFAULT_JUDGE, **judge}
+    sens, spec, lenient = params["sensitivity"], params["specificity"], params["leniency"]
+    p_partial = np.minimum(partial, 1 - p_breach)
+    p_zero = 1 - p_breach - p_partial
+    return {
+        "breach": p_breach, "partial": p_partial, "zero": p_zero,
+        "clear_breach": (p_breach * sens + p_zero * (1 - spec)) * (1 - lenient),
+        "any_deviation": (p_breach + p_partial) * sens + p_zero * (1 - spec),
+    }
+
+
+def _item_nodes(item_spread: float, n_nodes: int = 96) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Hermite nodes and weights of the log-normal item difficulty ``exp(N(0, spread^2))``."""
+    x, w = np.polynomial.hermite.hermgauss(n_nodes)
+    return np.exp(np.sqrt(2.0) * item_spread * x), w / np.sqrt(np.pi)
+
+
+def expected_rates(
+    *,
+    base: float,
+    judge: Mapping[str, float] = {},
+    n_cells: int,
+    pressure: float = 1.0,
+    partial: float = 0.05,
+    item_spread: float = 0.5,
+    k: int = 1,
+) -> dict[str, float]:
+    """Population values behind :func:`planted_cube` for one system and judge (no missing, full length).
+
+    Integrates over the item difficulty by Gauss-Hermite quadrature.
+
+    Parameters
+    ----------
+    base, pressure, partial, item_spread
+        As in :func:`planted_cube` (one system, one user simulator).
+    judge
+        The judge's parameters.
+    n_cells
+        Turns x principles of a conversation.
+    k
+        The pass^k order of ``pass_hat_k``.
+
+    Returns
+    -------
+    dict
+        ``clear_breach`` and ``any_deviation``: expected ``any_turn`` rate
+        under each standard; ``pass_hat_k``: expected chance that ``k`` reruns
+        of an item are all clean under ``clear_breach``.
+    """
+    difficulty, weight = _item_nodes(item_spread)
+    cell = _cell_probabilities(np.clip(base * pressure * difficulty, 0.0, 1.0), partial, judge)
+    clean = {s: (1 - cell[s]) ** n_cells for s in ("clear_breach", "any_deviation")}
+    return {
+        "clear_breach": float(weight @ (1 - clean["clear_breach"])),
+        "any_deviation": float(weight @ (1 - clean["any_deviation"])),
+        "pass_hat_k": float(weight @ clean["clear_breach"] ** k),
+    }
+
+
+def expected_agreement(
+    *, base: float, judges: Sequence[Mapping[str, float]], partial: float = 0.05, item_spread: float = 0.5,
+) -> dict[str, float]:
+    """Population Cohen's kappa and Krippendorff's alpha of two judges on clear breaches (cell level).
+
+    The limits of the pooled estimators over every judged cell of
+    :func:`planted_cube` with one system: from the joint distribution of the
+    two judges' binary verdicts (conditionally independent given the truth),
+    integrated over the item difficulty.  Alpha's limit is Scott's pi
+    (Krippendorff's small-sample factor tends to 1).
+    """
+    difficulty, weight = _item_nodes(item_spread)
+    cell = _cell_probabilities(np.clip(base * difficulty, 0.0, 1.0), partial, judges[0])
+    params = [{**DEFAULT_JUDGE, **j} for j in judges]
+    # P(reported 2 | truth) per judge; a true partial deviation is never reported as a clear breach
+    breach_hit = [prm["sensitivity"] * (1 - prm["leniency"]) for prm in params]
+    false_alarm = [(1 - prm["specificity"]) * (1 - prm["leniency"]) for prm in params]
+    p11 = float(weight @ (cell["breach"] * breach_hit[0] * breach_hit[1] + cell["zero"] * false_alarm[0] * false_alarm[1]))
+    p1, p2 = (float(weight @ (cell["breach"] * b + cell["zero"] * f)) for b, f in zip(breach_hit, false_alarm))
+    agree = 1 - (p1 + p2 - 2 * p11)
+    chance = p1 * p2 + (1 - p1) * (1 - p2)
+    mean = (p1 + p2) / 2
+    chance_pooled = mean**2 + (1 - mean) ** 2
+    return {"cohen_kappa": (agree - chance) / (1 - chance), "krippendorff_alpha": (agree - chance_pooled) / (1 - chance_pooled)}

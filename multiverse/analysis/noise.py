@@ -4,6 +4,11 @@ Standard errors are clustered by item (Miller 2024, "Adding error bars to evals"
 an item's conversations (its replicates, and in a paired comparison both
 systems' conversations) move together.  The estimate of a system under one
 specification is its violation rate, the mean of its valid conversation values.
+Evaluations have few items, so every Wald interval and test uses Student's t
+with G - 1 degrees of freedom (G the items with data) rather than the normal,
+and bootstrap intervals the expanded percentile interval.  The minimum
+detectable difference is a power quantity for planning; whether a difference is
+beyond the noise is a test (``exceeds_noise``: p < alpha).
 """
 
 from __future__ import annotations
@@ -15,10 +20,19 @@ import xarray as xr
 from scipy import stats
 
 from multiverse import __version__
-from multiverse.analysis._bootstrap import bound_coords, cluster_weights, percentile_interval
+from multiverse.analysis._bootstrap import (
+    HESTERBERG,
+    bound_coords,
+    cluster_weights,
+    expanded_percentile_interval,
+    t_critical,
+)
 from multiverse.analysis._scores import unit_scores
 from multiverse.analysis.curve import clustered_influence, clustered_se
 from multiverse.score import pass_hat_k
+from multiverse.score.pass_k import pass_hat_k_kernel
+
+__all__ = ["clustered_se_of_rate", "flip_share_kernel", "minimum_detectable", "noise_floor", "paired_differences"]
 
 __all__ = [
     "MILLER",
@@ -52,9 +66,35 @@ def flip_share_kernel(values: np.ndarray, *, axis: int) -> np.ndarray:
         return flipped.sum(axis=-1) / enough.sum(axis=-1)
 
 
-def minimum_detectable(se: np.ndarray, *, alpha: float, power: float) -> np.ndarray:
-    """Smallest true difference a two-sided z-test at ``alpha`` detects with ``power``."""
-    return (stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * se
+def minimum_detectable(se: np.ndarray, *, alpha: float, power: float, n_clusters: np.ndarray | int) -> np.ndarray:
+    """Smallest true difference a two-sided t-test at ``alpha`` (G - 1 df) detects with ``power``.
+
+    ``(t_{1-alpha/2, G-1} + t_{power, G-1}) * se``: a planning quantity, not a
+    test threshold.
+    """
+    df = np.maximum(np.asarray(n_clusters, dtype=float) - 1, 1)
+    with np.errstate(invalid="ignore"):
+        factor = stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)
+        return np.where(np.asarray(n_clusters) >= 2, factor * se, np.nan)
+
+
+def pass_hat_k_interval(values: np.ndarray, *, k: list[int], ci: float, axis: int) -> np.ndarray:
+    """t interval (G - 1 df) of pass^k over items: the mean of per-item unbiased estimates.
+
+    ``values`` has items on ``axis - 1`` and reruns on ``axis`` (the last two
+    axes after moving); returns ``(..., k, 2)``.  Per-item values are
+    independent across items, so the standard error is their standard
+    deviation over the square root of the item count.
+    """
+    values = np.moveaxis(values, axis, -1)
+    per_item = pass_hat_k_kernel(values == 0, ~np.isnan(values), k=k, axis=-1)  # (..., item, k)
+    n = (~np.isnan(per_item)).sum(axis=-2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, np.nansum(per_item, axis=-2) / np.maximum(n, 1), np.nan)
+        square = np.nansum((per_item - np.expand_dims(mean, -2)) ** 2, axis=-2)
+        sd = np.sqrt(square / (n - 1))
+        half = t_critical(ci, n) * sd / np.sqrt(n)
+    return np.stack([mean - half, mean + half], axis=-1)
 
 
 # --- xarray wrappers ----------------------------------------------------------------------------------
@@ -77,6 +117,12 @@ def _se(influence: xr.DataArray, counts: xr.DataArray, cluster: str) -> xr.DataA
     return xr.apply_ufunc(
         clustered_se, influence, counts, kwargs={"axis": -1}, input_core_dims=[[cluster], [cluster]]
     )
+
+
+def _wald_interval(estimate: xr.DataArray, se: xr.DataArray, clusters: xr.DataArray, ci: float) -> xr.DataArray:
+    """``estimate -/+ t_{G-1} se`` with dim ``ci_bound``."""
+    half = se * xr.apply_ufunc(lambda g: t_critical(ci, g), clusters)
+    return xr.concat([estimate - half, estimate + half], dim="ci_bound").assign_coords(bound_coords()).transpose(..., "ci_bound")
 
 
 def clustered_se_of_rate(data: xr.Dataset | xr.DataArray, *, cluster: str = "item", rerun: str = "replicate") -> xr.DataArray:
@@ -112,6 +158,7 @@ def noise_floor(
     k: int | Sequence[int] = (1, 2, 3),
     alpha: float = 0.05,
     power: float = 0.8,
+    ci: float = 0.95,
 ) -> xr.Dataset:
     """How noisy is each system's violation rate under each specification?
 
@@ -125,18 +172,22 @@ def noise_floor(
         pass^k orders (kept only up to the number of reruns).
     alpha, power
         Level and power of the minimum detectable difference.
+    ci
+        Level of the intervals.
 
     Returns
     -------
     xarray.Dataset
         Over the scores' dims without item and replicate: ``rate``, ``se``
-        (clustered by item), ``replicate_sd`` (spread of the per-rerun rates),
+        (clustered by item), ``ci`` (``rate -/+ t_{G-1} se``, dim
+        ``ci_bound``), ``replicate_sd`` (spread of the per-rerun rates),
         ``flip_share`` (share of items whose verdict differs across identical
         reruns), ``mdd`` (minimum detectable difference against an equally
-        noisy system: ``(z_{1-alpha/2} + z_power) * sqrt(2) * se``),
-        ``pass_hat_k`` (dim ``k``), and per specification ``snr`` (spread of
-        the rates between systems over the mean spread across reruns) and
-        ``n_valid``.
+        noisy system: ``(t_{1-alpha/2} + t_power) * sqrt(2) * se``, G - 1 df),
+        ``pass_hat_k`` and ``pass_hat_k_ci`` (dim ``k``; a t interval over the
+        items with at least ``max(k)`` valid reruns, counted in the
+        coordinates ``n_items`` and ``n_items_excluded``), and ``n_valid``,
+        ``n_clusters``.
 
     See Also
     --------
@@ -146,7 +197,8 @@ def noise_floor(
     sums, counts = _item_totals(scores, rerun)
     rate, influence = _influence(sums, counts, cluster)
     se = _se(influence, counts, cluster)
-    out = xr.Dataset({"rate": rate, "se": se})
+    clusters = (counts > 0).sum(cluster)
+    out = xr.Dataset({"rate": rate, "se": se, "ci": _wald_interval(rate, se, clusters, ci)})
     if rerun in scores.dims:
         out["replicate_sd"] = scores.mean(cluster).std(rerun, ddof=1)
         out["flip_share"] = xr.apply_ufunc(
@@ -154,16 +206,20 @@ def noise_floor(
         )
         ks = [k] if isinstance(k, int) else [x for x in k if x <= scores.sizes[rerun]]
         if ks:
-            out["pass_hat_k"] = pass_hat_k(scores, k=ks, replicate_dim=rerun, item_dim=cluster)
-        if "system" in scores.dims and scores.sizes["system"] > 1:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out["snr"] = rate.std("system", ddof=1) / out["replicate_sd"].mean("system")
-    out["mdd"] = minimum_detectable(np.sqrt(2) * se, alpha=alpha, power=power)
+            passed = pass_hat_k(scores, k=ks, replicate_dim=rerun, item_dim=cluster)
+            out["pass_hat_k"] = passed
+            out["pass_hat_k_ci"] = xr.apply_ufunc(
+                pass_hat_k_interval, scores.astype(float), input_core_dims=[[cluster, rerun]],
+                output_core_dims=[["k", "ci_bound"]], kwargs={"k": ks, "ci": ci, "axis": -1},
+            ).assign_coords(k=ks, **bound_coords())
+    out["mdd"] = xr.apply_ufunc(
+        lambda s, g: minimum_detectable(s, alpha=alpha, power=power, n_clusters=g), np.sqrt(2) * se, clusters)
     out["n_valid"] = counts.sum(cluster)
-    out = out.drop_vars([c for c in out.coords if c not in out.dims and c not in ("unit",)])
+    out["n_clusters"] = clusters
+    out = out.drop_vars([c for c in out.coords if c not in out.dims and c not in ("unit", "n_items", "n_items_excluded")])
     out.attrs.update({
         "analysis": "noise floor", "multiverse_version": __version__, "cluster": cluster, "rerun": rerun,
-        "alpha": alpha, "power": power, "reference": MILLER,
+        "alpha": alpha, "power": power, "ci_level": ci, "ci_method": "Wald, t with G - 1 df", "reference": MILLER,
     })
     return out
 
@@ -199,9 +255,11 @@ def paired_differences(
     xarray.Dataset
         Dims ``system``, ``system_b`` and the specification dims:
         ``difference`` (rate(system) - rate(system_b)), ``se`` (paired,
-        clustered), ``z``, ``p_value`` (two-sided, normal), ``mdd`` (minimum
-        detectable difference), ``exceeds_noise`` (``|difference| > mdd``) and
-        ``ci`` (bootstrap, dim ``ci_bound``).
+        clustered), ``z`` (the t statistic), ``p_value`` (two-sided, Student's
+        t with G - 1 df, G the items with data), ``exceeds_noise`` (the test:
+        ``p_value < alpha``), ``mdd`` (minimum detectable difference at
+        ``power``, for planning), ``ci`` (expanded percentile cluster
+        bootstrap, dim ``ci_bound``) and ``n_clusters``.
 
     See Also
     --------
@@ -217,6 +275,7 @@ def paired_differences(
     paired_influence = influence.fillna(0) - influence.fillna(0).rename(other)
     either = counts + counts.rename(other)
     se = _se(paired_influence, either, cluster)
+    clusters = (either > 0).sum(cluster)
     with np.errstate(invalid="ignore", divide="ignore"):
         z = difference / se
     weights = xr.DataArray(
@@ -225,25 +284,30 @@ def paired_differences(
     with np.errstate(invalid="ignore", divide="ignore"):
         draws = xr.dot(weights, sums, dim=cluster) / xr.dot(weights, counts, dim=cluster)
     diff_draws = draws - draws.rename(other)
+    n_items = int((counts > 0).any([d for d in counts.dims if d != cluster]).sum())
     bounds = xr.apply_ufunc(
-        lambda d: percentile_interval(np.moveaxis(d, -1, 0), ci=ci),
+        lambda d: expanded_percentile_interval(np.moveaxis(d, -1, 0), ci=ci, n_clusters=n_items),
         diff_draws, input_core_dims=[["draw"]], output_core_dims=[["ci_bound"]],
     ).assign_coords(bound_coords())
-    mdd = minimum_detectable(se, alpha=alpha, power=power)
+    mdd = xr.apply_ufunc(lambda s, g: minimum_detectable(s, alpha=alpha, power=power, n_clusters=g), se, clusters)
+    df = np.maximum(clusters - 1, 1)
+    p_value = (2 * xr.apply_ufunc(stats.t.sf, abs(z), df)).where(clusters >= 2)
     out = xr.Dataset(
         {
             "difference": difference,
             "se": se,
             "z": z,
-            "p_value": 2 * xr.apply_ufunc(stats.norm.sf, abs(z)),
+            "p_value": p_value,
+            "exceeds_noise": p_value < alpha,
             "mdd": mdd,
-            "exceeds_noise": abs(difference) > mdd,
             "ci": bounds,
+            "n_clusters": clusters,
         }
     )
     out = out.drop_vars([c for c in out.coords if c not in out.dims]).transpose("system", "system_b", ...)
     out.attrs.update({
         "analysis": "paired differences", "multiverse_version": __version__, "cluster": cluster, "alpha": alpha,
         "power": power, "n_boot": n_boot, "ci_level": ci, "seed": seed, "reference": MILLER,
+        "ci_method": f"expanded percentile cluster bootstrap ({HESTERBERG})", "test": "Wald, t with G - 1 df",
     })
     return out

@@ -3,12 +3,17 @@
 The estimate (a system's violation rate under one specification and rerun) is
 laid out as a fully crossed, balanced table over its facets: ``system`` (the
 object of measurement), ``replicate`` and every measurement dim with more than
-one value.  A random-effects ANOVA gives each effect's mean square; the
-expected-mean-square equations of the balanced crossed design (Cronbach et al.
-1972; Brennan 2001) give the variance components, negative estimates set to
-zero for shares.  Written with numpy because the balanced design has a closed
-form for any number of facets; the tests check every sum of squares against
-statsmodels' ``anova_lm``.
+one value.  On a complete table, a random-effects ANOVA gives each effect's mean
+square and the expected-mean-square equations of the balanced crossed design
+(Cronbach et al. 1972; Brennan 2001) give the variance components exactly
+(the REML solution whenever no component comes out negative; negative
+estimates are set to zero for shares).  Written with numpy because the
+balanced design has a closed form for any number of facets; the tests check
+every sum of squares against statsmodels' ``anova_lm``.  A table with empty
+cells (a specification or rerun without any estimate) is never imputed: its
+components are the REML estimates of the crossed random-effects model on the
+observed cells (:mod:`multiverse.analysis._reml`, checked against statsmodels'
+``MixedLM``).
 """
 
 from __future__ import annotations
@@ -21,15 +26,10 @@ import xarray as xr
 
 from multiverse import __version__
 from multiverse import _schema as S
+from multiverse.analysis._reml import reml_components
 from multiverse.analysis._scores import unit_scores
 
-__all__ = [
-    "OBJECT",
-    "anova_table",
-    "variance_components",
-    "variance_decomposition",
-    "decision_study",
-]
+__all__ = ["anova_table", "decision_study", "variance_components", "variance_decomposition"]
 
 OBJECT = "system"
 
@@ -131,8 +131,9 @@ def variance_decomposition(
         ``variance`` and ``share`` over ``component`` (main effects, two-way
         interactions, ``residual``), and ``effect_variance`` over ``effect``
         (every effect, unpooled and untruncated, for :func:`decision_study`).
-        Attrs give the facets, their sizes and ``n_imputed`` (cells without an
-        estimate, filled with the grand mean).
+        ``method`` (per group) says how: ``"anova"`` (complete table, closed
+        form) or ``"reml"`` (empty cells).  Attrs give the facets, their sizes
+        and ``n_empty`` (cells without an estimate; none is imputed).
 
     See Also
     --------
@@ -155,13 +156,14 @@ def variance_decomposition(
     group_shape = [estimates.sizes[g] for g in groups]
     variance = np.zeros(tuple(group_shape) + (len(components),))
     effect_variance = np.zeros(tuple(group_shape) + (len(effects),))
-    imputed = 0
+    method = np.empty(tuple(group_shape), dtype=object)
+    empty = 0
     for position in np.ndindex(*group_shape):
         table = estimates.isel(dict(zip(groups, position))).transpose(*facets).values.astype(float)
-        holes = np.isnan(table)
-        imputed += int(holes.sum())
-        table = np.where(holes, np.nanmean(table) if (~holes).any() else 0.0, table)
-        sigma = variance_components(table)
+        holes = int(np.isnan(table).sum())
+        empty += holes
+        method[position] = "reml" if holes else "anova"
+        sigma = reml_components(table) if holes else variance_components(table)
         raw = np.array([sigma[tuple(facets.index(f) for f in e)] for e in effects])
         effect_variance[position] = raw
         kept = np.maximum(raw, 0.0)
@@ -177,6 +179,7 @@ def variance_decomposition(
             "variance": (dims + ("component",), variance),
             "share": (dims + ("component",), share),
             "effect_variance": (dims + ("effect",), effect_variance),
+            "method": (dims, method.astype(str)),
         },
         coords={**coords, "component": components, "effect": [_name(e) for e in effects],
                 "order": ("component", [c.count(":") + 1 if c != "residual" else max_order + 1 for c in components])},
@@ -185,10 +188,10 @@ def variance_decomposition(
         {
             "analysis": "variance decomposition",
             "multiverse_version": __version__,
-            "model": "random-effects ANOVA, balanced crossed design (expected mean squares)",
+            "model": "crossed random effects: expected mean squares on complete tables, REML with empty cells",
             "facets": ",".join(facets),
             "sizes": ",".join(str(estimates.sizes[f]) for f in facets),
-            "n_imputed": imputed,
+            "n_empty": empty,
             "estimate": "violation rate per system, rerun and specification (mean over items)",
         }
     )

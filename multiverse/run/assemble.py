@@ -35,11 +35,14 @@ def _version(name: str) -> str:
 
 
 def provenance(plan: Plan, roles: Mapping[str, Any]) -> dict[str, Any]:
-    """Provenance attrs: versions, plan and spec digests, creation time, the experiment."""
+    """Provenance attrs: versions, plan and spec digests, creation time, the experiment, its standards and rules."""
     from multiverse import __version__
 
     e = plan.experiment
+    # the experiment's dims.standard and dims.rule: score(cube) defaults to them
+    chosen = {kind: ",".join(names) for kind, names in (("standards", e.standards), ("rules", e.rules)) if names}
     return {
+        **chosen,
         "title": f"multiverse judgment cube: {e.name}",
         "multiverse_version": __version__,
         "dependency_versions": {name: _version(name) for name in DEPENDENCIES},

@@ -27,6 +27,7 @@ def test_rates_and_masking():
     cell = out.sel(mode="content_creation", strategy="sociability")
     assert float(cell.rate.sel(principle="academic_integrity")) == pytest.approx(1 / 3)
     assert int(cell.n_conversations.sel(principle="confidentiality")) == 2  # the missing one is left out
+    assert int(cell.n_missing.sel(principle="confidentiality")) == 1
     assert np.isnan(float(cell.rate.sel(principle="confidentiality")))  # two conversations: masked
     lone = out.sel(mode="information_seeking", strategy="system_management")
     assert int(lone.n_conversations.sel(principle="academic_integrity")) == 1 and lone.rate.isnull().all()
@@ -39,6 +40,13 @@ def test_principle_verdicts_keep_missing_apart():
     verdicts = principle_verdicts(tiny_cube()).squeeze()
     assert np.isnan(float(verdicts.sel(item=1, principle="confidentiality")))
     assert float(verdicts.sel(item=2, principle="confidentiality")) == 0
+
+
+def test_a_seen_violation_beside_a_missing_turn_is_undecided():
+    cube = tiny_cube()
+    cube["severity"].values[0, 0, 0, 0, 0, 0, 0, 0, 0] = -1  # item 0: turn 1 missing, turn 2 a clear breach
+    verdicts = principle_verdicts(cube).squeeze()
+    assert np.isnan(float(verdicts.sel(item=0, principle="academic_integrity")))
 
 
 def test_planted_hot_cells_show_up(make_cube):

@@ -5,7 +5,7 @@ import pytest
 import statsmodels.api as sm
 import xarray as xr
 
-from multiverse.analysis.curve import spec_curve
+from multiverse.analysis.curve import clustered_influence, clustered_se, resampled_se, spec_curve
 from multiverse.score import score
 
 
@@ -58,7 +58,8 @@ def test_a_planted_difference_is_detected(make_cube):
 
 def test_no_planted_difference_is_not_significant(make_cube):
     cube = make_cube(systems={"a": 0.06, "b": 0.06}, items=40, replicates=2, horizon=4, item_spread=0.0, seed=9)
-    out = spec_curve(cube, contrast=("b", "a"), n_boot=300, direction="greater", seed=3)
+    out = spec_curve(cube, contrast=("b", "a"), n_boot=300, seed=3)
+    assert out.attrs["direction"] == "two-sided"
     assert float(out.p_value.sel(statistic="stouffer_z").squeeze()) > 0.05
     middle = out.null_curve.isel(rank_position=out.sizes["spec"] // 2).squeeze()
     assert float(middle.sel(quantile=0.025)) < 0 < float(middle.sel(quantile=0.975))
@@ -101,3 +102,63 @@ def test_a_unit_without_rules_is_refused(two_conditions):
     rates_only = score(two_conditions, rules=["any_turn", "turn_mean"])
     with pytest.raises(ValueError, match="no rule of unit 'turns'"):
         spec_curve(rates_only, system="a", unit="turns", n_boot=5)
+
+
+@pytest.mark.parametrize("n_groups", [pytest.param(1, id="rate"), pytest.param(2, id="paired-difference")])
+def test_resampled_standard_errors_equal_those_of_the_explicit_resample(n_groups):
+    rng = np.random.default_rng(n_groups)
+    groups = [(rng.integers(0, 4, (9, 3)).astype(float), np.full((9, 3), 4.0)) for _ in range(n_groups)]
+    groups[0][1][2] = 0.0  # a cluster without data
+    groups[0][0][2] = 0.0
+    weights = rng.multinomial(9, np.full(9, 1 / 9), size=5)
+    draws, se = resampled_se(groups, weights)
+    for d, w in enumerate(weights):
+        picked = np.repeat(np.arange(9), w)
+        estimate, influence = 0.0, 0.0
+        for sign, (sums, counts) in zip((1, -1), groups):
+            est, infl = clustered_influence(sums[picked], counts[picked])
+            estimate, influence = estimate + sign * est, influence + sign * infl
+        total = sum(c[picked] for _, c in groups)
+        np.testing.assert_allclose(draws[d], estimate, rtol=1e-6)
+        np.testing.assert_allclose(se[d], clustered_se(influence, total), rtol=1e-5)
+
+
+def test_p_values_are_never_zero_and_directions_must_be_declared(make_cube):
+    cube = make_cube(systems={"a": 0.02, "b": 0.2}, items=20, replicates=1, horizon=4, seed=4)
+    out = spec_curve(cube, contrast=("b", "a"), n_boot=99, direction="greater")
+    assert float(out.p_value.min()) == pytest.approx(1 / 100)
+    with pytest.raises(ValueError, match="direction 'auto'"):
+        spec_curve(cube, contrast=("b", "a"), n_boot=9, direction="auto")
+
+
+def test_two_sided_summaries_do_not_depend_on_the_order_of_the_contrast(make_cube):
+    cube = make_cube(systems={"a": 0.04, "b": 0.07}, items=20, replicates=2, horizon=4, seed=8)
+    ab = spec_curve(cube, contrast=("a", "b"), n_boot=200, seed=1)
+    ba = spec_curve(cube, contrast=("b", "a"), n_boot=200, seed=1)
+    np.testing.assert_allclose(ab.p_value.values, ba.p_value.values)
+    np.testing.assert_allclose(ab.observed.sel(statistic="median_estimate").values,
+                               -ba.observed.sel(statistic="median_estimate").values)
+
+
+def test_false_positive_rates_under_a_planted_null_are_near_five_percent():
+    from scipy import stats
+
+    from multiverse.analysis._bootstrap import cluster_weights
+    from multiverse.analysis.curve import curve_kernel
+
+    m, items, scale = 300, 30, np.array([1.0, 0.8, 0.5, 0.3])  # four correlated specifications
+    rng = np.random.default_rng(0)
+    rejected = np.zeros(3)
+    for seed in range(m):  # the numpy kernel directly; python -m benchmarks.coverage runs the whole path
+        p = np.clip(0.4 * np.exp(rng.normal(0, 0.5, (items, 1))) * scale, 0, 1)
+        groups = [(rng.binomial(2, p).astype(float), np.full((items, 4), 2.0)) for _ in range(2)]
+        weights = cluster_weights(items, n_boot=199, seed=seed)
+        out = curve_kernel(groups, weights, null=0.0, direction=0, alpha=0.05, ci=0.95)
+        rejected += out["p_value"] < 0.05
+    for statistic, hits in zip(("median", "share", "stouffer"), rejected):
+        # a 99% Clopper-Pearson interval, Bonferroni over the three tests
+        low = stats.beta.ppf(0.01 / 6, hits, m - hits + 1) if hits else 0.0
+        high = stats.beta.ppf(1 - 0.01 / 6, hits + 1, m - hits)
+        assert low <= 0.05, (statistic, rejected / m)
+        if statistic != "share":  # four specifications make the share discrete: its test is conservative
+            assert 0.05 <= high, (statistic, rejected / m)

@@ -79,3 +79,60 @@ def test_needs_two_facets(blind_judge_cube):
     scores = score(blind_judge_cube, standards="clear_breach", rules="any_turn").isel(system=[0], replicate=[0], user_sim=[0], judge=[0])
     with pytest.raises(ValueError, match="at least two facets"):
         variance_decomposition(scores)
+
+
+def crossed_table(sizes, seed, *, empty=0.2):
+    """A planted crossed table (every component 1.0) with a share of empty cells."""
+    rng = np.random.default_rng(seed)
+    axes = range(len(sizes))
+    effects = [e for order in range(1, len(sizes) + 1) for e in itertools.combinations(axes, order)]
+    values = sum(rng.normal(0, 1, [s if i in e else 1 for i, s in enumerate(sizes)]) for e in effects)
+    values[rng.random(sizes) < empty] = np.nan
+    return values
+
+
+@pytest.mark.parametrize("seed", [pytest.param(5, id="twenty-percent-empty-a"),
+                                  pytest.param(6, id="twenty-percent-empty-b")])
+def test_reml_with_empty_cells_matches_statsmodels_mixedlm(seed):
+    import warnings
+
+    import statsmodels.api as sm
+    from threadpoolctl import threadpool_limits
+
+    from multiverse.analysis._reml import reml_components
+
+    table = crossed_table((8, 6, 5), seed)
+    got = reml_components(table)
+    at = np.argwhere(~np.isnan(table))
+    frame = pd.DataFrame({"y": table[~np.isnan(table)], "a": at[:, 0], "b": at[:, 1], "c": at[:, 2], "g": 1})
+    parts = {"a": (0,), "b": (1,), "c": (2,), "ab": (0, 1), "ac": (0, 2), "bc": (1, 2)}
+    formulas = {name: "0 + " + ":".join(f"C({'abc'[i]})" for i in effect) for name, effect in parts.items()}
+    with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="blas"):
+        warnings.simplefilter("ignore")
+        fit = sm.MixedLM.from_formula("y ~ 1", frame, groups="g", re_formula="0", vc_formula=formulas).fit(
+            reml=True, method=["lbfgs"], maxiter=5000)
+    reference = dict(zip(fit.model.exog_vc.names, fit.vcomp))
+    for name, effect in parts.items():
+        assert got[effect] == pytest.approx(reference[name], abs=0.05), name
+    assert got[(0, 1, 2)] == pytest.approx(fit.scale, abs=0.05)
+
+
+def test_reml_equals_the_closed_form_on_a_complete_table_with_positive_components():
+    from multiverse.analysis._reml import reml_components
+
+    table = crossed_table((8, 6, 5), 5, empty=0.0)
+    closed = variance_components(table)
+    assert min(closed.values()) > 0
+    for effect, value in reml_components(table).items():
+        assert value == pytest.approx(closed[effect], rel=1e-3, abs=1e-4)
+
+
+def test_empty_cells_are_not_imputed(blind_judge_cube):
+    scores = score(blind_judge_cube, standards="clear_breach", rules="any_turn")
+    complete = variance_decomposition(scores)
+    holes = scores.where(~((scores.judge == "keen") & (scores.replicate == 1) & (scores.system == "b")))
+    out = variance_decomposition(holes)
+    assert out.attrs["n_empty"] == 2 and str(out["method"].item()) == "reml"  # two user simulators
+    assert str(complete["method"].item()) == "anova" and complete.attrs["n_empty"] == 0
+    assert float(out.share.sum()) == pytest.approx(1.0)
+    assert str(out.share.idxmax("component").item()) == "judge"

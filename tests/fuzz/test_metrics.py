@@ -67,7 +67,8 @@ def test_coverage_is_cumulative_by_round_and_uses_the_target_principle():
 def test_cumulative_breach_shares_have_the_shape_of_table_2():
     table = metrics.cumulative_breach_shares(metrics.turn_table(CAMPAIGN))
     assert list(table.index) == [1, 2]
-    assert table.loc[1].tolist() == [1.0, 1.0, 1]
+    assert table.loc[1].tolist() == [1.0, 1.0, 1, 0]
+    assert table.loc[2, ["validated", "missing"]].tolist() == [3, 1]  # "e" judged nothing on its target
     assert table.loc[2, "clear_breach"] == pytest.approx(1 / 3) and table.loc[2, "violation"] == pytest.approx(2 / 3)
 
 
@@ -166,6 +167,45 @@ def test_cube_and_conversations_give_the_same_metrics():
     assert heat_cube["turns"].equals(heat_conv["turns"])
 
 
+def missing_campaign_cube():
+    """A campaign cube with planted missing judgments of both kinds: seen violations and clean-looking."""
+    from multiverse.analysis._synthetic import planted_cube
+
+    cube = planted_cube(systems={"a": 0.04}, judges={"online": {"missing": 0.04}}, replicates=1, items=80,
+                        horizon=4, min_turns=2, partial=0.1, seed=5)
+    cube["origin"].values[...] = np.where(np.arange(80) % 3 == 0, "mutation", "seed")
+    cube["parent"].values[...] = np.where(np.arange(80) % 3 == 0, "p0", "")
+    cube["ended"].values[..., 7] = "monitor_ended"
+    return cube
+
+
+def test_campaign_summaries_equal_the_scores_on_a_cube_with_missing_judgments():
+    from multiverse.score import score, score_counts
+
+    cube = missing_campaign_cube()
+    assert int((cube["severity"] == -1).sum()) > 0
+    table = metrics.cube_turn_table(cube, judge="online", round_size=20)
+    scores = score(cube).sel(judge="online").squeeze(drop=True)
+    for principle, rule in (("any", "any_turn"), ("target", "targeted_principle")):
+        summary = metrics.violation_summary(table, principle=principle)
+        deviation = scores.sel(standard="any_deviation", rule=rule)
+        assert summary["violation_rate"] == pytest.approx(float(deviation.mean()))
+        assert summary["clear_breach_rate"] == pytest.approx(float(scores.sel(standard="clear_breach", rule=rule).mean()))
+        counts = score_counts(deviation, keep=[])
+        assert summary["validated"] == int(counts.n_valid) and summary["missing"] == int(counts.n_missing)
+        assert summary["monitor_ended"] == int(counts.n_excluded) == 1
+    ttfv = scores.sel(standard="any_deviation", rule="first_turn")
+    assert metrics.violation_summary(table)["mean_ttfv"] == pytest.approx(float(ttfv.mean()))
+    shares = metrics.cumulative_breach_shares(table)
+    targeted = scores.sel(rule="targeted_principle")
+    assert shares.loc[4, "clear_breach"] == pytest.approx(float(targeted.sel(standard="clear_breach").mean()))
+    assert shares.loc[2, "violation"] == pytest.approx(float(targeted.sel(standard="any_deviation").isel(item=slice(0, 40)).mean()))
+    families = metrics.mutation_persistence(table)
+    children = targeted.sel(standard="clear_breach").isel(item=np.flatnonzero(np.arange(80) % 3 == 0))
+    assert families["child_breach_rate"].item() == pytest.approx(float(children.mean()))
+    assert families["children"].item() == int(children.notnull().sum())
+
+
 def test_cube_without_campaign_variables_is_refused():
     cube = as_cube(CAMPAIGN).drop_vars(["tag_mode"])
     with pytest.raises(ValueError, match="tag_mode"):
@@ -200,7 +240,7 @@ def test_user_diversity_without_user_text_is_nan():
 
 def test_unknown_standards_and_principle_selections_are_refused():
     table = metrics.turn_table(CAMPAIGN)
-    with pytest.raises(ValueError, match="standard: expected one of any_deviation, clear_breach"):
+    with pytest.raises(ValueError, match="unknown standard 'severe'"):
         metrics.violation_heatmap(table, standard="severe")
     with pytest.raises(ValueError, match="principle: expected 'any' or 'target'"):
         metrics.violation_summary(table, principle="academic_integrity")
