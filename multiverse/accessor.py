@@ -1,58 +1,112 @@
-"""The stateless ``Dataset.multiverse`` accessor: thin delegations to the functional API.
+"""The stateless ``.multiverse`` accessors of ``Dataset`` and ``DataArray``: delegations to the functional API.
 
-Methods import their implementation on first call, so registering the accessor
-costs nothing beyond xarray itself.
+Every method is named exactly like the function it calls, and has that
+function's signature without its first argument (the accessor's object), as in
+arviz-stats: ``cube.multiverse.score(standards=...)`` is
+``multiverse.score(cube, standards=...)``.  A method's function is imported on
+first use, so registering the accessors costs nothing beyond xarray itself, and
+``help()`` / ``inspect.signature`` show the function's own parameters and
+docstring.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import xarray as xr
 
-__all__ = ["MultiverseAccessor"]
+__all__ = ["DATAARRAY_METHODS", "DATASET_METHODS", "MultiverseArrayAccessor", "MultiverseAccessor"]
+
+DATASET_METHODS: dict[str, str] = {
+    "score": "multiverse.score",
+    "score_bounds": "multiverse.score",
+    "summary": "multiverse.cube_summary",
+    "to_long": "multiverse.cube",
+    "agreement": "multiverse.analysis.raters",
+    "spec_curve": "multiverse.analysis.curve",
+    "noise_floor": "multiverse.analysis.noise",
+    "paired_differences": "multiverse.analysis.noise",
+    "rankings": "multiverse.analysis.ranking",
+    "rank_agreement": "multiverse.analysis.ranking",
+    "variance_decomposition": "multiverse.analysis.variance",
+    "write_report": "multiverse.report",
+}
+"""Method name -> module of the function of the same name, on ``Dataset.multiverse`` (cubes)."""
+
+DATAARRAY_METHODS: dict[str, str] = {
+    "pass_hat_k": "multiverse.score",
+    "score_counts": "multiverse.score",
+    "spec_curve": "multiverse.analysis.curve",
+    "noise_floor": "multiverse.analysis.noise",
+    "paired_differences": "multiverse.analysis.noise",
+    "rankings": "multiverse.analysis.ranking",
+    "rank_agreement": "multiverse.analysis.ranking",
+    "variance_decomposition": "multiverse.analysis.variance",
+}
+"""Method name -> module of the function of the same name, on ``DataArray.multiverse`` (scores)."""
+
+_RENAMED = {"curve": "spec_curve", "report": "write_report"}
+"""Dataset methods of the previous release, kept for one release with a DeprecationWarning."""
 
 
-def _call(module: str, name: str, *args: Any, **kwargs: Any) -> Any:
-    return getattr(importlib.import_module(module), name)(*args, **kwargs)
+@functools.cache
+def _function(module: str, name: str) -> Callable[..., Any]:
+    function = getattr(importlib.import_module(module), name)
+    if not callable(function):  # a package that binds the module under the function's name
+        function = getattr(function, name)
+    return function
+
+
+def _bound(module: str, name: str, obj: Any) -> Callable[..., Any]:
+    """``function(obj, ...)`` with the function's name, docstring and signature minus its first argument."""
+    function = _function(module, name)
+
+    @functools.wraps(function)
+    def method(*args: Any, **kwargs: Any) -> Any:
+        return function(obj, *args, **kwargs)
+
+    signature = inspect.signature(function)
+    method.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])  # type: ignore[attr-defined]
+    del method.__wrapped__  # the signature above is the method's own
+    return method
+
+
+class _Accessor:
+    _methods: dict[str, str] = {}
+    _renamed: dict[str, str] = {}
+
+    def __init__(self, obj: Any):
+        self._obj = obj
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name in self._renamed:
+            new = self._renamed[name]
+            warnings.warn(f".multiverse.{name} was renamed .multiverse.{new}; the old name goes in the next release", DeprecationWarning, stacklevel=2)
+            name = new
+        module = self._methods.get(name)
+        if module is None:
+            raise AttributeError(f"{type(self).__name__} has no method {name!r}; methods: {', '.join(sorted(self._methods))}")
+        return _bound(module, name, self._obj)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._methods))
 
 
 @xr.register_dataset_accessor("multiverse")
-class MultiverseAccessor:
-    """``ds.multiverse.<analysis>(...)`` calls ``multiverse.<analysis>(ds, ...)``."""
+class MultiverseAccessor(_Accessor):
+    """``cube.multiverse.<name>(...)`` calls ``<name>(cube, ...)``; the names are :data:`DATASET_METHODS`."""
 
-    def __init__(self, ds: xr.Dataset):
-        self._ds = ds
+    _methods = DATASET_METHODS
+    _renamed = _RENAMED
 
-    def score(self, **kwargs: Any) -> xr.DataArray:
-        """See :func:`multiverse.score`."""
-        return _call("multiverse.score", "score", self._ds, **kwargs)
 
-    def agreement(self, **kwargs: Any) -> xr.DataArray:
-        """See :func:`multiverse.agreement`."""
-        return _call("multiverse.analysis", "agreement", self._ds, **kwargs)
+@xr.register_dataarray_accessor("multiverse")
+class MultiverseArrayAccessor(_Accessor):
+    """``scores.multiverse.<name>(...)`` calls ``<name>(scores, ...)``; the names are :data:`DATAARRAY_METHODS`."""
 
-    def curve(self, **kwargs: Any) -> xr.Dataset:
-        """See :func:`multiverse.analysis.spec_curve`."""
-        return _call("multiverse.analysis", "spec_curve", self._ds, **kwargs)
-
-    def noise_floor(self, **kwargs: Any) -> xr.Dataset:
-        """See :func:`multiverse.analysis.noise_floor`."""
-        return _call("multiverse.analysis", "noise_floor", self._ds, **kwargs)
-
-    def rankings(self, **kwargs: Any) -> xr.Dataset:
-        """See :func:`multiverse.analysis.rank_agreement`: rankings compared across a dim."""
-        return _call("multiverse.analysis", "rank_agreement", self._ds, **kwargs)
-
-    def variance_decomposition(self, **kwargs: Any) -> xr.Dataset:
-        """See :func:`multiverse.analysis.variance_decomposition`."""
-        return _call("multiverse.analysis", "variance_decomposition", self._ds, **kwargs)
-
-    def report(self, out: Any, **kwargs: Any) -> Any:
-        """See :func:`multiverse.report.write_report`."""
-        return _call("multiverse.report", "write_report", self._ds, out, **kwargs)
-
-    def to_long(self, **kwargs: Any) -> Any:
-        """See :func:`multiverse.to_long`."""
-        return _call("multiverse.cube", "to_long", self._ds, **kwargs)
+    _methods = DATAARRAY_METHODS
