@@ -34,6 +34,7 @@ from typing import Any, Protocol, TypeVar
 from multiverse.llm.cache import Cache, CacheEntry
 from multiverse.llm.errors import OfflineCacheMiss, RunStopped, SpendCapReached
 from multiverse.llm.keys import request_key
+from multiverse.llm.lease import single_flight
 from multiverse.llm.limits import Limiter, RateLimit
 from multiverse.llm.redact import redact, strip_url_credentials
 from multiverse.llm.request import Request, Response
@@ -275,7 +276,8 @@ class Client:
     async def acomplete(self, request: Request) -> Response:
         """Return the response to ``request``, from the cache or from one call (with retries).
 
-        Identical requests in flight at the same time share one call.
+        Identical requests in flight at the same time share one call, also
+        across processes sharing an on-disk cache (:mod:`multiverse.llm.lease`).
 
         Raises
         ------
@@ -378,20 +380,23 @@ class Client:
 
         return tqdm(total=total, desc="model calls", unit="req", dynamic_ncols=True)
 
+    def _hit(self, request: Request, key: str, entry: CacheEntry) -> Response:
+        self._count_hit(request.model, request.purpose)
+        return Response(
+            text=entry.text,
+            tool_calls=entry.tool_calls,
+            usage=entry.usage,
+            cost_usd=entry.cost_usd,
+            latency_s=entry.latency_s,
+            cached=True,
+            key=key,
+            model=request.model,
+        )
+
     async def _fetch(self, request: Request, key: str, state: _LoopState) -> Response:
         entry = self.cache.get(key)
         if entry is not None:
-            self._count_hit(request.model, request.purpose)
-            return Response(
-                text=entry.text,
-                tool_calls=entry.tool_calls,
-                usage=entry.usage,
-                cost_usd=entry.cost_usd,
-                latency_s=entry.latency_s,
-                cached=True,
-                key=key,
-                model=request.model,
-            )
+            return self._hit(request, key, entry)
         if self.offline:
             raise OfflineCacheMiss(
                 redact(
@@ -400,6 +405,12 @@ class Client:
                     f"run once online to fill {self.cache!r}, or point cache= at the cache that holds it"
                 )
             )
+        async with single_flight(self.cache, key) as entry:
+            if entry is not None:  # another process sharing the cache answered it
+                return self._hit(request, key, entry)
+            return await self._call_and_store(request, key, state)
+
+    async def _call_and_store(self, request: Request, key: str, state: _LoopState) -> Response:
         response = await self._call(request, key, state)
         if response.ok:
             await self.cache.aput(
