@@ -167,6 +167,8 @@ def parse_located(text: str, path: str = "<string>") -> Located:
         raise SpecError([Problem(path, None, "", message)]) from None
     except RecursionError:
         raise SpecError([Problem(path, None, "", "nested too deeply")]) from None
+    except SpecError:
+        raise
     except (ValueError, OverflowError) as exc:
         # e.g. a timestamp or number PyYAML's constructor cannot build
         raise SpecError([Problem(path, None, "", f"invalid YAML value: {' '.join(str(exc).split())[:120]}")]) from None

@@ -293,14 +293,14 @@ class _Reader:
         """An integer >= ``minimum``, or within ``BOUNDS[bound]`` when ``bound`` (default: ``field``) has bounds."""
         low, high = BOUNDS.get(bound or field, (minimum, None))
         if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-            expected = f"an integer from {low} to {high}" if high is not None else f"an integer >= {low}"
+            expected = f"an integer >= {low}" + (f" and <= {high:,}" if high is not None else "")
             self.add(field, f"expected {expected}, got {_short(value)}")
             return None
         return value
 
     def number(self, value: Any, field: str) -> float | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not value > 0:
-            self.add(field, f"expected a positive finite number, got {_short(value)}")
+            self.add(field, f"expected a positive number (finite), got {_short(value)}")
             return None
         return float(value)
 

@@ -85,6 +85,7 @@ class _ModelStats:
     calls: int = 0
     cache_hits: int = 0
     retries: int = 0
+    retried: Counter = field(default_factory=Counter)
     failures: Counter = field(default_factory=Counter)
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -95,6 +96,7 @@ class _ModelStats:
             "calls": self.calls,
             "cache_hits": self.cache_hits,
             "retries": self.retries,
+            "retried": dict(sorted(self.retried.items())),
             "failures": dict(sorted(self.failures.items())),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -451,6 +453,7 @@ class Client:
                 if not failure.transient or attempt == self.max_retries:
                     break
                 self._stats(request.model).retries += 1
+                self._stats(request.model).retried[failure.reason] += 1
                 await asyncio.sleep(self._backoff.delay_s(attempt, failure.retry_after_s, rng=self._rng))
             if failure.reason in MODEL_WIDE_REASONS:
                 self._dead[target] = failure
@@ -559,8 +562,9 @@ class Client:
         -------
         dict
             ``calls`` (requests sent, retries included), ``cache_hits``,
-            ``retries``, ``failures`` ``{reason: n}`` (requests that finally
-            failed), ``cost_usd`` (spent by this client), ``models``
+            ``retries``, ``retried`` ``{reason: n}`` (retries by the reason of
+            the attempt that failed), ``failures`` ``{reason: n}`` (requests
+            that finally failed), ``cost_usd`` (spent by this client), ``models``
             ``{model: {calls, cache_hits, retries, failures, prompt_tokens,
             completion_tokens, cost_usd}}`` and ``purposes`` ``{purpose: {calls,
             cache_hits}}``.
@@ -570,6 +574,7 @@ class Client:
             "calls": sum(s["calls"] for s in models.values()),
             "cache_hits": sum(s["cache_hits"] for s in models.values()),
             "retries": sum(s["retries"] for s in models.values()),
+            "retried": dict(sorted(sum((s.retried for s in self._models.values()), Counter()).items())),
             "failures": dict(sorted(self._failures.items())),
             "cost_usd": round(self._spent_usd, 10),
             "models": models,

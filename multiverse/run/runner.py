@@ -53,14 +53,17 @@ def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Sum client summaries (one per worker) into one."""
     out: dict[str, Any] = {"calls": 0, "cache_hits": 0, "retries": 0, "cost_usd": 0.0}
     failures: Counter[str] = Counter()
+    retried: Counter[str] = Counter()
     models: dict[str, Counter[str]] = defaultdict(Counter)
     for summary in summaries:
         for key in out:
             out[key] += summary.get(key, 0)
         failures.update(summary.get("failures", {}))
+        retried.update(summary.get("retried", {}))
         for model, stats in summary.get("models", {}).items():
             models[model].update({k: v for k, v in stats.items() if isinstance(v, (int, float))})
     out["failures"] = dict(failures)
+    out["retried"] = dict(sorted(retried.items()))
     out["models"] = {model: dict(stats) for model, stats in sorted(models.items())}
     return out
 
@@ -96,6 +99,7 @@ def _run_summary(
         "calls": summary["calls"],
         "cache_hits": summary["cache_hits"],
         "retries": summary["retries"],
+        "retried": summary["retried"],
         "cost_usd": summary["cost_usd"],
         "failures": {reason: failures[reason] for reason in FAILURE_REASONS if failures[reason]},
         "models": summary["models"],
