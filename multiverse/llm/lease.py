@@ -6,9 +6,10 @@ key is *leased* before its call: a row in the cache database's ``leases``
 table names the holder and an expiry.  Another process that misses the same
 key finds the lease held, waits, and reads the holder's response from the
 cache once it is stored; if the holder's call failed (nothing stored) or the
-holder died (its lease expired, as it is no longer renewed), the waiter takes
-the lease and calls itself.  The holder renews its lease while its call, with
-retries and backoff, is still running.
+holder died, the waiter takes the lease and calls itself.  A holder on the same
+machine is known dead as soon as its process is gone; a holder elsewhere once
+its lease expired (it renews the lease while its call, with retries and
+backoff, is still running).
 
 Why a lease row rather than an advisory file lock: the cache is already one
 SQLite database whose transactions serialise writers across processes, a row
@@ -32,27 +33,43 @@ if TYPE_CHECKING:
 
 __all__ = ["LEASE_TTL_S", "single_flight"]
 
-LEASE_TTL_S = 30.0
-"""How long a lease holds without renewal: the longest wait a dead holder can cause."""
+LEASE_TTL_S = 60.0
+"""How long a lease holds without renewal: the longest wait a dead holder on another machine can cause."""
 _RENEW_EVERY_S = LEASE_TTL_S / 3
 _POLL_S = (0.01, 0.5)
 """First and largest wait between looks at a key another process holds."""
-_TAKE = """
-INSERT INTO leases (key, holder, expires) VALUES (?, ?, ?)
-ON CONFLICT(key) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
-WHERE leases.expires < ? OR leases.holder = excluded.holder
-"""
-HOLDER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
-"""This process's lease holder id."""
+_HOST = socket.gethostname()
+HOLDER = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+"""This process's lease holder id: ``host:pid:random``."""
+
+
+def _local_holder_alive(holder: str) -> bool | None:
+    """Whether a holder on this machine still runs; ``None`` for a holder elsewhere (or unreadable)."""
+    rest = holder.split(":")
+    if len(rest) < 3 or ":".join(rest[:-2]) != _HOST or not rest[-2].isdigit():
+        return None
+    pid = int(rest[-2])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _take(cache: Cache, key: str, *, ttl_s: float) -> bool:
     now = time.time()
     conn = cache.connection()
     with conn:
-        conn.execute(_TAKE, (key, HOLDER, now + ttl_s, now))
-        row = conn.execute("SELECT holder FROM leases WHERE key = ?", (key,)).fetchone()
-    return row is not None and row[0] == HOLDER
+        conn.execute("BEGIN IMMEDIATE")
+        row = conn.execute("SELECT holder, expires FROM leases WHERE key = ?", (key,)).fetchone()
+        if row is not None and row[0] != HOLDER:
+            alive = _local_holder_alive(row[0])
+            if alive or (alive is None and row[1] >= now):
+                return False
+        conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, HOLDER, now + ttl_s))
+    return True
 
 
 def _release(cache: Cache, key: str) -> None:

@@ -109,6 +109,15 @@ def _mask_all(value: Any) -> Any:
     return MASK
 
 
+def register_secret_fields(params: Mapping[str, Any]) -> None:
+    """Register every value ``params`` holds under a secret-looking name or as a header (see :func:`redact_tree`).
+
+    Called with a request's parameters before it is sent, so a header value or
+    key echoed in a provider's error or a library's debug log is masked too.
+    """
+    redact_tree(params)
+
+
 def redact_tree(value: Any) -> Any:
     """A copy of plain data (mappings, lists, scalars) with every secret masked.
 
