@@ -65,7 +65,11 @@ class CommandError(Exception):
 
 
 class _RedactingStream:
-    """A text stream that redacts each complete line before passing it on (the rest on ``flush``)."""
+    """A text stream that redacts each complete line (ended by ``\n`` or ``\r``) before passing it on.
+
+    What follows the last line end waits for the next write or ``flush``, so a
+    secret split over two writes is still seen whole.
+    """
 
     def __init__(self, stream: TextIO, redact: Callable[[str], str]) -> None:
         self._stream = stream
@@ -74,9 +78,10 @@ class _RedactingStream:
 
     def write(self, text: str) -> int:
         self._pending += text
-        if "\n" in self._pending:
-            lines, _, self._pending = self._pending.rpartition("\n")
-            self._stream.write(self._redact(lines + "\n"))
+        end = max(self._pending.rfind("\n"), self._pending.rfind("\r")) + 1  # progress bars redraw with \r
+        if end:
+            self._stream.write(self._redact(self._pending[:end]))
+            self._pending = self._pending[end:]
         return len(text)
 
     def flush(self) -> None:

@@ -207,3 +207,20 @@ def test_an_internal_error_is_one_line_naming_the_written_traceback(experiment_f
     written = line.rsplit("traceback in ", 1)[1]
     text = open(written, encoding="utf-8").read()
     assert "Traceback" in text and "ZeroDivisionError" in text and "tracebacksecret123" not in text
+
+
+def test_redacted_output_passes_whole_lines_and_progress_redraws_through():
+    import io
+
+    from multiverse.cli._guard import _RedactingStream
+    from multiverse.llm.redact import redact
+
+    sink = io.StringIO()
+    stream = _RedactingStream(sink, redact)
+    stream.write("key https://u:pw-secret-1@h/v1")
+    assert sink.getvalue() == ""  # half a line waits, so a secret split over writes is seen whole
+    stream.write(" done\n 50%|#####\r")
+    assert sink.getvalue() == "key https://[REDACTED]@h/v1 done\n 50%|#####\r"
+    stream.write("tail")
+    stream.flush()
+    assert sink.getvalue().endswith("\rtail")
