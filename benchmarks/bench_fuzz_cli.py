@@ -23,6 +23,8 @@ TESTS = Path(__file__).resolve().parents[1] / "tests" / "cli"
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=5000, help="fuzzed inputs to draw")
+    parser.add_argument("--chunk", type=int, default=250, help="inputs per progress line")
+    parser.add_argument("--max-minutes", type=float, default=None, help="stop after the chunk that passes this time")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(TESTS))
     from hypothesis import HealthCheck, given, settings
@@ -31,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     codes: Counter[tuple[str, int]] = Counter()
     bad: list[str] = []
 
-    @settings(max_examples=args.examples, deadline=None, database=None,
+    @settings(max_examples=args.chunk, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(command_inputs())
     def one(given_input):
@@ -45,7 +47,12 @@ def main(argv: list[str] | None = None) -> int:
             bad.append(f"{command[0]} {kind} -> {code}: {err.strip()[-300:]}")
 
     started = time.perf_counter()
-    one()
+    while sum(codes.values()) < args.examples:
+        one()  # each call draws a fresh random chunk (no example database)
+        elapsed = time.perf_counter() - started
+        print(f"  {sum(codes.values())} inputs, {len(bad)} bad, {elapsed:.0f} s", flush=True)
+        if args.max_minutes is not None and elapsed > 60 * args.max_minutes:
+            break
     elapsed = time.perf_counter() - started
     total = sum(codes.values())
     print(f"{total} fuzzed inputs in {elapsed:.0f} s ({total / elapsed:.1f}/s)")

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from multiverse.llm.cache import Cache, CacheEntry
 
-__all__ = ["LEASE_TTL_S", "single_flight"]
+__all__ = ["LEASE_TTL_S", "holder_id", "single_flight"]
 
 LEASE_TTL_S = 60.0
 """How long a lease holds without renewal: the longest wait a dead holder on another machine can cause."""
@@ -39,8 +39,15 @@ _RENEW_EVERY_S = LEASE_TTL_S / 3
 _POLL_S = (0.01, 0.5)
 """First and largest wait between looks at a key another process holds."""
 _HOST = socket.gethostname()
-HOLDER = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
-"""This process's lease holder id: ``host:pid:random``."""
+_HOLDERS: dict[int, str] = {}
+
+
+def holder_id() -> str:
+    """This process's lease holder id, ``host:pid:random`` (a forked child gets its own)."""
+    pid = os.getpid()
+    if pid not in _HOLDERS:
+        _HOLDERS[pid] = f"{_HOST}:{pid}:{uuid.uuid4().hex[:12]}"
+    return _HOLDERS[pid]
 
 
 def _local_holder_alive(holder: str) -> bool | None:
@@ -64,18 +71,18 @@ def _take(cache: Cache, key: str, *, ttl_s: float) -> bool:
     with conn:
         conn.execute("BEGIN IMMEDIATE")
         row = conn.execute("SELECT holder, expires FROM leases WHERE key = ?", (key,)).fetchone()
-        if row is not None and row[0] != HOLDER:
+        if row is not None and row[0] != holder_id():
             alive = _local_holder_alive(row[0])
             if alive or (alive is None and row[1] >= now):
                 return False
-        conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, HOLDER, now + ttl_s))
+        conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, holder_id(), now + ttl_s))
     return True
 
 
 def _release(cache: Cache, key: str) -> None:
     conn = cache.connection()
     with conn:
-        conn.execute("DELETE FROM leases WHERE key = ? AND holder = ?", (key, HOLDER))
+        conn.execute("DELETE FROM leases WHERE key = ? AND holder = ?", (key, holder_id()))
 
 
 async def _renew(cache: Cache, key: str, ttl_s: float) -> None:

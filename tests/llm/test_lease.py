@@ -12,7 +12,7 @@ from pathlib import Path
 from llm_fakes import FakeWorld, user
 
 from multiverse.llm import Cache, CacheEntry, Client, Request
-from multiverse.llm.lease import HOLDER, single_flight
+from multiverse.llm.lease import holder_id, single_flight
 from multiverse.llm.loopback import LoopbackServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,7 +59,7 @@ def test_a_dead_holders_expired_lease_is_taken_over(tmp_path):
                 return entry, held
 
         entry, held = asyncio.run(take())
-        assert entry is None and held == (HOLDER,)
+        assert entry is None and held == (holder_id(),)
         assert cache.connection().execute("SELECT count(*) FROM leases").fetchone() == (0,)  # released
 
 
