@@ -6,7 +6,7 @@ import logging
 
 import pytest
 import yaml
-from conftest import tiny
+from cli_helpers import tiny
 
 from multiverse.llm.loopback import LoopbackServer
 

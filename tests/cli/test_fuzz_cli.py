@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 import yaml
-from conftest import DOCUMENTED_EXIT_CODES, SPECS, tiny
+from cli_helpers import DOCUMENTED_EXIT_CODES, SPECS, tiny
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

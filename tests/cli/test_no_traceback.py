@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 import xarray as xr
 import yaml
-from conftest import tiny
+from cli_helpers import tiny
 
 from multiverse.llm.cache import DB_NAME, LAYOUT_VERSION
 

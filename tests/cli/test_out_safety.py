@@ -7,7 +7,7 @@ import os
 import stat
 
 import pytest
-from conftest import tree
+from cli_helpers import tree
 
 from multiverse.io import MANIFEST_NAME, check_output_dir, replace_dir
 
