@@ -25,6 +25,8 @@ from multiverse._yaml import Located, Problem
 IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
 """Role, principle, action and contract-role ids: lower snake case."""
 
+FILE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+"""Names that name a file (role ids, contract names): no ``/``, no leading dot, at most 128 characters."""
 SEED_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 """Seed ids: lower case letters, digits, ``_`` and ``-``."""
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from multiverse._schema import MODES, ROLE_PRINCIPLES, STRATEGIES, parse_cell_id
-from multiverse._spec_check import IDENTIFIER, SEED_ID, FieldReader, describe, join, suggest
+from multiverse._spec_check import FILE_ID, IDENTIFIER, SEED_ID, FieldReader, describe, join, suggest
 from multiverse._spec_types import (
     LEVELS,
     MODALITIES,
@@ -371,6 +371,10 @@ def _parse_role_contract(reader: FieldReader, data: dict, principle_ids: tuple[s
 
 
 def _resolve_contract(reader: FieldReader, name: str, specs_dir: str | Path | None) -> Contract | None:
+    if not FILE_ID.match(name):
+        reader.problem("contract", f"a contract name names a file: expected letters, digits, '_', '.', '-' "
+                       f"(not starting with '.' or '-', at most 128), got {name[:60]!r}")
+        return None
     role_path = Path(reader.located.path)
     if specs_dir is not None:
         folder = Path(specs_dir) / "contracts"

@@ -3,6 +3,12 @@
 PyYAML's composed node tree already records each node's line; this module turns
 that tree into plain Python values plus a map from key paths to line numbers, so
 validators can say ``path:line: field: message`` without a second parser.
+
+Limits keep any input cheap to refuse: a file over :data:`MAX_FILE_BYTES` is
+refused before it is read, and the values a file expands to (aliases repeat
+whole subtrees, so 1 KB can name billions of values) are counted while they are
+built, stopping at :data:`MAX_VALUES`; nesting deeper than Python's recursion
+limit is refused too.  Each is one :class:`Problem`.
 """
 
 from __future__ import annotations
@@ -61,6 +67,16 @@ class Located:
         return Problem(self.path, self.line(field), field, message)
 
 
+MAX_FILE_BYTES = 262_144
+"""Largest spec file read (256 KiB, nine times the largest shipped role); a larger one is refused at once."""
+MAX_VALUES = 200_000
+"""Most values (mapping keys, items and scalars, aliases expanded) one file may hold."""
+
+
+class _TooManyValues(Exception):
+    """The file expands past :data:`MAX_VALUES` values."""
+
+
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's C loader when PyYAML was built with it (about ten times faster), else the pure one."""
 
@@ -73,7 +89,10 @@ class _DuplicateKey(Exception):
         self.key, self.field, self.line, self.first = key, field, line, first
 
 
-def _to_python(node: yaml.Node, prefix: str, lines: dict[str, int], construct: Any) -> Any:
+def _to_python(node: yaml.Node, prefix: str, lines: dict[str, int], construct: Any, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooManyValues
     lines.setdefault(prefix, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
@@ -90,11 +109,11 @@ def _to_python(node: yaml.Node, prefix: str, lines: dict[str, int], construct: A
             if key in out:
                 raise _DuplicateKey(key, field, line, lines[field])
             lines[field] = line
-            out[key] = _to_python(value_node, field, lines, construct)
+            out[key] = _to_python(value_node, field, lines, construct, budget)
         return out
     if isinstance(node, yaml.SequenceNode):
         return [
-            _to_python(item, f"{prefix}.{i}" if prefix else str(i), lines, construct)
+            _to_python(item, f"{prefix}.{i}" if prefix else str(i), lines, construct, budget)
             for i, item in enumerate(node.value)
         ]
     return construct(node)
@@ -106,15 +125,25 @@ def load_located(path: str | Path) -> Located:
     Raises
     ------
     SpecError
-        With one :class:`Problem` when the file is unreadable, empty, or not YAML,
-        or has a duplicate mapping key (the problem then names the key's dotted
-        field, ``roles.triage``, and the line of its first use).
+        With one :class:`Problem` when the file is unreadable, not UTF-8, over
+        :data:`MAX_FILE_BYTES`, empty, not YAML, past :data:`MAX_VALUES` or
+        nested too deeply, or has a duplicate mapping key (the problem then
+        names the key's dotted field, ``roles.triage``, and the line of its
+        first use).
     """
     path_str = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError([Problem(path_str, None, "", f"cannot read file: {exc.__class__.__name__}")]) from None
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise SpecError([Problem(path_str, None, "", f"cannot read file: {exc.strerror or type(exc).__name__}")]) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise SpecError([Problem(path_str, None, "", f"file too large: a spec file may hold at most {MAX_FILE_BYTES:,} bytes")])
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SpecError([Problem(path_str, line, "", f"not UTF-8 text (byte {exc.start})")]) from None
     return parse_located(text, path_str)
 
 
@@ -126,13 +155,23 @@ def parse_located(text: str, path: str = "<string>") -> Located:
             raise SpecError([Problem(path, 1, "", "empty file: expected a YAML mapping")])
         lines: dict[str, int] = {}
         constructor = yaml.constructor.SafeConstructor()
-        data = _to_python(node, "", lines, lambda n: constructor.construct_object(n, deep=True))
+        data = _to_python(node, "", lines, lambda n: constructor.construct_object(n, deep=True), [MAX_VALUES])
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         raise SpecError([Problem(path, line, "", f"invalid YAML: {exc.problem or exc.context}")]) from None
     except yaml.YAMLError as exc:
         raise SpecError([Problem(path, None, "", f"invalid YAML: {exc}")]) from None
+    except _TooManyValues:
+        message = f"too many values: aliases expand this file past {MAX_VALUES:,} values"
+        raise SpecError([Problem(path, None, "", message)]) from None
+    except RecursionError:
+        raise SpecError([Problem(path, None, "", "nested too deeply")]) from None
+    except SpecError:
+        raise
+    except (ValueError, OverflowError) as exc:
+        # e.g. a timestamp or number PyYAML's constructor cannot build
+        raise SpecError([Problem(path, None, "", f"invalid YAML value: {' '.join(str(exc).split())[:120]}")]) from None
     except _DuplicateKey as dup:
         message = f"duplicate key '{dup.key}' (first at line {dup.first})"
         raise SpecError([Problem(path, dup.line, dup.field, message)]) from None

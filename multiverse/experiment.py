@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from types import MappingProxyType
 from typing import Any
 
 from multiverse._schema import PANEL_COMBINES, SEARCHES
+from multiverse._spec_check import FILE_ID
 from multiverse._yaml import Located, Problem, SpecError, load_located, parse_located
 from multiverse.choices import Budget, Condition, JudgeSpec, ModelSpec
 
@@ -61,6 +63,20 @@ DIM_KEYS = ("user_sim", "judge", "condition", "standard", "rule")
 EXCLUDABLE_DIMS = ("system", "role", "user_sim", "condition", "judge")
 DEFAULT_PLANNER = "sim/planner"
 DEFAULT_MONITOR = "sim/monitor"
+
+BOUNDS: Mapping[str, tuple[int, int]] = MappingProxyType({
+    "replicates": (1, 1_000),
+    "items": (1, 100_000),
+    "horizon": (1, 200),
+    "budget.rounds": (1, 1_000),
+    "budget.conversations": (1, 100_000),
+    "concurrency": (1, 1_024),
+    "seed": (0, 2**63 - 1),
+    "max_calls": (0, 10**12),
+})
+"""Inclusive bounds of the integer fields (``horizon`` per condition); ``experiments/README.md`` lists them."""
+MAX_CONVERSATIONS = 1_000_000
+"""Most conversations one experiment may plan (systems x roles x user_sims x conditions x replicates x items)."""
 
 ExperimentCheck = Callable[["Experiment", Located], list[Problem]]
 """A check a later layer adds: the parsed experiment and its located YAML -> problems."""
@@ -273,15 +289,18 @@ class _Reader:
                 self.add(_join(field, label), "a label must be non-empty, without '/' or spaces")
         return out
 
-    def integer(self, value: Any, field: str, *, minimum: int = 0) -> int | None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            self.add(field, f"expected an integer >= {minimum}, got {value!r}")
+    def integer(self, value: Any, field: str, *, minimum: int = 0, bound: str | None = None) -> int | None:
+        """An integer >= ``minimum``, or within ``BOUNDS[bound]`` when ``bound`` (default: ``field``) has bounds."""
+        low, high = BOUNDS.get(bound or field, (minimum, None))
+        if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+            expected = f"an integer >= {low}" + (f" and <= {high:,}" if high is not None else "")
+            self.add(field, f"expected {expected}, got {_short(value)}")
             return None
         return value
 
     def number(self, value: Any, field: str) -> float | None:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            self.add(field, f"expected a positive number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not value > 0:
+            self.add(field, f"expected a positive number (finite), got {_short(value)}")
             return None
         return float(value)
 
@@ -338,6 +357,24 @@ class _Reader:
         return {label: read(value, f"{field}.{label}") for label, value in self.labelled(parent[key], field).items()}
 
 
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to 60 characters (a message stays one readable line)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def _non_finite(reader: _Reader, value: Any, field: str = "") -> None:
+    """Report every NaN or infinity anywhere in the file (``sim:``, ``params`` and the rest)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        reader.add(field, f"expected a finite number, got {value!r}")
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _non_finite(reader, item, _join(field, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _non_finite(reader, item, _join(field, i))
+
+
 def _join(field: str, key: Any) -> str:
     return f"{field}.{key}" if field else str(key)
 
@@ -367,7 +404,7 @@ def _condition(reader: _Reader, value: Any, field: str) -> Condition | None:
     data = reader.mapping(value, field, allowed=("horizon", "search", "pressure"))
     if not isinstance(value, Mapping):
         return None
-    horizon = reader.integer(data.get("horizon", 8), f"{field}.horizon", minimum=1)
+    horizon = reader.integer(data.get("horizon", 8), f"{field}.horizon", bound="horizon")
     search = data.get("search", "seed_only")
     if search not in SEARCHES:
         reader.add(f"{field}.search", f"expected one of {', '.join(SEARCHES)}, got {search!r}")
@@ -457,7 +494,7 @@ def _known_roles(reader: _Reader, roles: Sequence[str], specs: str | None) -> No
         reader.add("specs" if specs else "roles", str(exc))
         return
     for i, role in enumerate(roles):
-        if not (roles_dir / f"{role}.yaml").is_file():
+        if FILE_ID.match(role) and not (roles_dir / f"{role}.yaml").is_file():
             reader.add(f"roles.{i}", f"unknown role {role!r}: no {role}.yaml in {roles_dir}")
 
 
@@ -466,11 +503,16 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
     top = reader.mapping(located.data, "", allowed=TOP_KEYS)
     if not isinstance(located.data, Mapping):
         return None, reader.problems
+    _non_finite(reader, located.data)
     for required in ("name", "roles", "systems", "dims"):
         if required not in top:
             reader.add(required, "required key is missing")
     name = reader.string(top.get("name"), "name") if "name" in top else None
     roles = reader.names(top.get("roles"), "roles") if "roles" in top else None
+    for i, role in enumerate(roles or ()):
+        if not FILE_ID.match(role):
+            reader.add(f"roles.{i}", "a role id names a file: expected letters, digits, '_', '.', '-' "
+                       f"(not starting with '.' or '-', at most 128), got {_short(role)}")
     systems = reader.each(top, "systems", "systems", lambda v, f: reader.model(v, f, template=False))
     dims = reader.mapping(top.get("dims"), "dims", allowed=DIM_KEYS) if "dims" in top else {}
     if isinstance(top.get("dims"), Mapping):
@@ -502,13 +544,13 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
                 if value not in known:
                     reader.add(f"dims.{kind}.{i}", f"unknown {kind} {value!r} (registered: {', '.join(known)})")
 
-    replicates = reader.integer(top.get("replicates", 1), "replicates", minimum=1)
-    items = reader.optional(top, "items", lambda v, f: reader.integer(v, f, minimum=1))
+    replicates = reader.integer(top.get("replicates", 1), "replicates")
+    items = reader.optional(top, "items", reader.integer)
     budget = None
     if top.get("budget") is not None:
         data = reader.mapping(top["budget"], "budget", allowed=("rounds", "conversations"))
-        rounds = reader.integer(data.get("rounds", 8), "budget.rounds", minimum=1)
-        per_round = reader.integer(data.get("conversations", 30), "budget.conversations", minimum=1)
+        rounds = reader.integer(data.get("rounds", 8), "budget.rounds")
+        per_round = reader.integer(data.get("conversations", 30), "budget.conversations")
         if rounds is not None and per_round is not None:
             budget = Budget(rounds=rounds, conversations=per_round)
         if items is not None:
@@ -541,7 +583,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         reader.add("sim", f"expected a mapping, got {_kind(sim)}")
         sim = None
     seed = reader.integer(top.get("seed", 0), "seed")
-    concurrency = reader.integer(top.get("concurrency", 16), "concurrency", minimum=1)
+    concurrency = reader.integer(top.get("concurrency", 16), "concurrency")
     rate_limits = reader.mapping(top.get("rate_limits") or {}, "rate_limits")
     for pattern, limit in list(rate_limits.items()):
         field = f"rate_limits.{pattern}"
@@ -557,6 +599,10 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         description = ""
     if check_roles and roles:
         _known_roles(reader, roles, specs)
+    per_cell = budget.total if budget is not None else (items or 1)
+    planned = math.prod(len(x) for x in (systems, roles or (), user_sims, conditions)) * (replicates or 1) * per_cell
+    if planned > MAX_CONVERSATIONS:
+        reader.add("", f"the experiment plans {planned:,} conversations; at most {MAX_CONVERSATIONS:,} are allowed")
 
     parts = [name, roles, replicates, seed, concurrency, planner, monitor]
     values = [*systems.values(), *user_sims.values(), *judges.values(), *conditions.values()]

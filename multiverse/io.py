@@ -2,15 +2,25 @@
 
 The files need nothing from this library to open: severities are stored as
 int8 with no ``_FillValue`` (the codes -1 and -2 are data, not fill), text as
-plain variable-length strings, and provenance attrs as JSON text.  Run outputs
-go to a folder that is replaced as a whole (:func:`replace_dir`).
+plain variable-length strings, and provenance attrs as JSON text.
+
+Output folders (of ``multiverse run``, ``multiverse report``, ...) follow one
+rule, :func:`check_output_dir`: a folder is replaced only when it is missing,
+empty, or an earlier output of the same command (marked by the manifest file
+:data:`MANIFEST_NAME` that :func:`replace_dir` writes), and never when it is,
+or contains, the working directory or a protected input (the cache, the
+experiment file, the specs).  The new contents are built beside the folder and
+swapped in as a whole (:func:`replace_dir`).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,10 +28,17 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-__all__ = ["save_cube", "open_cube", "replace_dir", "CUBE_NAMES"]
+__all__ = ["save_cube", "open_cube", "replace_dir", "check_output_dir", "OutputDirError", "CUBE_NAMES", "MANIFEST_NAME"]
 
 CUBE_NAMES = ("cube.nc", "cube.zarr")
 """File names a run folder holds its cube under, in the order :func:`open_cube` looks."""
+MANIFEST_NAME = "multiverse-output.json"
+"""The file marking a folder as an output of this library (``{"kind": ..., "files": [...], ...}``)."""
+_STAGING = re.compile(r"^\.(?P<name>.+)\.(?:new|old)-(?:(?P<pid>\d+)-)?[^.-]*$")
+
+
+class OutputDirError(ValueError):
+    """An output folder that must not be replaced, or cannot be written; the message is one line."""
 
 
 def _encoding(cube: xr.Dataset, *, netcdf: bool) -> dict[str, dict[str, object]]:
@@ -101,6 +118,9 @@ def open_cube(path: str | Path) -> xr.Dataset:
     ------
     FileNotFoundError
         If no cube is found at ``path``.
+    ValueError
+        If the file is not a netCDF4 or zarr dataset that can be read (one-line
+        message naming the file).
     """
     path = Path(path)
     if path.is_dir() and path.suffix != ".zarr":
@@ -110,33 +130,175 @@ def open_cube(path: str | Path) -> xr.Dataset:
         path = found[0]
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such cube")
-    if path.suffix == ".zarr":
-        return xr.open_zarr(path).load()
-    with xr.open_dataset(path, engine="netcdf4") as ds:
-        return ds.load()
+    try:
+        if path.suffix == ".zarr":
+            return xr.open_zarr(path).load()
+        with xr.open_dataset(path, engine="netcdf4") as ds:
+            return ds.load()
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        kind = "zarr" if path.suffix == ".zarr" else "netCDF4"
+        detail = " ".join(str(getattr(exc, "strerror", None) or exc).split())[:200]
+        raise ValueError(f"{path}: not a readable {kind} cube ({type(exc).__name__}: {detail})") from None
+
+
+def _real(path: str | Path) -> Path:
+    return Path(os.path.realpath(os.path.expanduser(str(path))))
+
+
+def _output_kind(folder: Path) -> str | None:
+    """The ``kind`` in ``folder``'s manifest, or ``None`` when it has no readable one."""
+    try:
+        manifest = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    kind = manifest.get("kind") if isinstance(manifest, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def check_output_dir(
+    target: str | Path, *, kind: str, protected: dict[str, str | Path | None] | None = None
+) -> Path:
+    """Check that ``target`` may be replaced by a new output of ``kind``, and that it can be written.
+
+    Call it before any expensive work, so a run refuses before paying for a
+    model call.  Nothing is changed on disk except that missing parent folders
+    are created (to test that they can be).
+
+    Parameters
+    ----------
+    target
+        The output folder.
+    kind
+        What writes it (``"run"``, ``"report"``, ...); an existing folder is
+        replaced only if it is empty or its manifest names the same kind.
+    protected
+        ``{what: path}`` inputs the folder must neither be nor contain (the
+        cache, the experiment file, the specs folder); ``None`` paths are
+        skipped.  The working directory is always protected.
+
+    Returns
+    -------
+    pathlib.Path
+        ``target`` with symlinks resolved.
+
+    Raises
+    ------
+    OutputDirError
+        With a one-line message naming the folder and the reason.
+    """
+    real = _real(target)
+    guarded = {"the working directory": Path.cwd(), **(protected or {})}
+    for what, path in guarded.items():
+        if path is None:
+            continue
+        inside = _real(path)
+        if inside == real or real in inside.parents:
+            relation = "is" if inside == real else "contains"
+            raise OutputDirError(f"output folder {target}: refusing to replace it, it {relation} {what} ({path})")
+    if real.exists() or os.path.lexists(real):
+        if not real.is_dir():
+            raise OutputDirError(f"output folder {target}: refusing to replace it, it is a file, not a folder")
+        try:
+            entries = [entry.name for entry in os.scandir(real)]
+        except OSError as exc:
+            raise OutputDirError(f"output folder {target}: cannot read it ({exc.strerror})") from None
+        found = _output_kind(real)
+        if entries and found != kind:
+            why = f"an output of 'multiverse {found}'" if found else f"not empty and has no {MANIFEST_NAME}"
+            raise OutputDirError(
+                f"output folder {target}: refusing to replace it, it is {why}; "
+                f"choose a new folder or an earlier 'multiverse {kind}' output"
+            )
+        if not os.access(real, os.W_OK | os.X_OK):
+            raise OutputDirError(f"output folder {target}: cannot replace it, it is not writable")
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        os.rmdir(tempfile.mkdtemp(prefix=f".{real.name}.probe-", dir=real.parent))
+    except OSError as exc:
+        raise OutputDirError(f"output folder {target}: cannot write in {real.parent} ({exc.strerror})") from None
+    return real
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale_staging(target: Path) -> None:
+    """Remove ``.<name>.new-<pid>-*`` / ``.<name>.old-<pid>-*`` folders left by writers that died."""
+    try:
+        siblings = list(os.scandir(target.parent))
+    except OSError:
+        return
+    for entry in siblings:
+        match = _STAGING.match(entry.name)
+        if match is None or match["name"] != target.name:
+            continue
+        if match["pid"] is None or not _process_alive(int(match["pid"])):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _umask_mode() -> int:
+    """The mode a new folder gets under the process umask (``tempfile.mkdtemp`` always uses 0700)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o777 & ~mask
 
 
 @contextmanager
-def replace_dir(target: str | Path) -> Iterator[Path]:
+def replace_dir(target: str | Path, *, kind: str | None = None) -> Iterator[Path]:
     """Build a folder's new contents beside it, then swap it in.
 
     Yields a fresh temporary folder next to ``target``; when the block ends
     without error, ``target`` (if any) is renamed aside, the new folder renamed
     into its place and the old one removed, so readers see either the old
     outputs or the new ones, never a mix.  On error the new folder is removed
-    and ``target`` is untouched.
+    and ``target`` is untouched.  Staging folders left beside ``target`` by a
+    writer that was killed are removed first; the new folder gets the mode the
+    umask gives.
+
+    Parameters
+    ----------
+    target
+        The folder to replace.
+    kind
+        When given, ``target`` must pass :func:`check_output_dir` for this kind,
+        and the new folder gets a manifest (:data:`MANIFEST_NAME`) naming it.
+
+    Raises
+    ------
+    OutputDirError
+        If ``kind`` is given and ``target`` must not be replaced.
     """
+    if kind is not None:
+        check_output_dir(target, kind=kind)
     target = Path(target).absolute()
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
+    _remove_stale_staging(target)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-{os.getpid()}-", dir=target.parent))
     try:
+        os.chmod(staging, _umask_mode())
         yield staging
+        if kind is not None:
+            manifest = {
+                "kind": kind,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "files": sorted(p.name for p in staging.iterdir()),
+            }
+            (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     old = None
     if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-{os.getpid()}-", dir=target.parent))
         os.replace(target, old / target.name)
     os.replace(staging, target)
     if old is not None:

@@ -22,6 +22,7 @@ from multiverse.analysis.curve import spec_curve
 from multiverse.analysis.noise import clustered_se_of_rate, paired_differences
 from multiverse.analysis.ranking import rank_agreement, rankings
 from multiverse.analysis.variance import decision_study, variance_decomposition
+from multiverse.io import replace_dir
 from multiverse.plots._style import style
 from multiverse.plots.agreement import plot_agreement
 from multiverse.plots.curve import plot_spec_curve
@@ -103,7 +104,9 @@ def write_report(
     cube
         A judgment cube (simulated or imported).
     out
-        Output folder (created).
+        Output folder, replaced as a whole (built beside it, then swapped in)
+        and marked with a manifest; it must be missing, empty or an earlier
+        report (see :func:`multiverse.io.check_output_dir`).
     n_boot
         Resampling draws of curves, intervals and paired differences.
     seed
@@ -124,12 +127,36 @@ def write_report(
     -------
     Report
 
+    Raises
+    ------
+    multiverse.io.OutputDirError
+        If ``out`` must not be replaced or cannot be written (before any figure is drawn).
+
     See Also
     --------
     multiverse.analysis, multiverse.plots
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    target = Path(out)
+    with replace_dir(target, kind="report") as staging:
+        written = _write_into(cube, staging, n_boot=n_boot, seed=seed, formats=formats, log=log)
+    return Report(
+        target,
+        figures=[target / p.name for p in written.figures],
+        tables=[target / p.name for p in written.tables],
+        notes=written.notes,
+    )
+
+
+def _write_into(
+    cube: xr.Dataset,
+    out: Path,
+    *,
+    n_boot: int,
+    seed: int,
+    formats: Sequence[str],
+    log: Callable[[str], None] | None,
+) -> Report:
+    """The work of :func:`write_report`, into the (staging) folder ``out``."""
     report = Report(out)
     say = log or (lambda line: None)
     scores = score(cube)

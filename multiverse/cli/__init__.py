@@ -2,7 +2,9 @@
 
 Each subcommand lives in ``multiverse/cli/<name>.py`` and defines
 ``add_arguments(parser)`` and ``main(args) -> int``.  Modules are imported only
-when their subcommand runs, so ``multiverse inspect`` starts fast.
+when their subcommand runs, so ``multiverse inspect`` starts fast.  Every
+subcommand runs under :func:`multiverse.cli._guard.run_command`: documented exit
+codes, one-line errors, no traceback, redacted output.
 """
 
 from __future__ import annotations
@@ -71,8 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = argparse.ArgumentParser(prog=f"multiverse {name}", description=SUBCOMMANDS[name])
     module.add_arguments(sub)
     args = sub.parse_args(rest)
+    from multiverse.cli._guard import run_command
+
     try:
-        return int(module.main(args) or 0)
+        return run_command(name, module.main, args)
     except BrokenPipeError:
         # The reader went away (``multiverse ... | head``): send what is still
         # buffered to /dev/null, so the interpreter's final flush does not fail too.

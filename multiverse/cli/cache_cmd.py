@@ -1,7 +1,9 @@
 """``multiverse cache audit [--cache DIR] [--json]``: what the model-call cache holds.
 
 Lists entries by model and by the library versions that wrote them, with the
-size on disk.  It only reads: the cache is never wiped or rewritten.
+size on disk.  It only reads: the database is opened read-only, so it is never
+wiped, rewritten or upgraded.  A missing, unreadable, corrupt or newer-layout
+cache is one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -31,14 +33,15 @@ def _size(n: int) -> str:
 def main(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from multiverse.llm.cache import DB_NAME, Cache, default_cache_dir
+    from multiverse.llm.audit import audit_cache
+    from multiverse.llm.cache import CacheError, default_cache_dir
 
     directory = Path(args.cache) if args.cache else default_cache_dir()
-    if not (directory / DB_NAME).is_file():
-        print(f"multiverse cache: no cache at {directory} (expected {directory / DB_NAME})", file=sys.stderr)
+    try:
+        report = audit_cache(directory)
+    except CacheError as exc:
+        print(f"multiverse cache: {exc}", file=sys.stderr)
         return 2
-    with Cache(directory) as cache:
-        report = cache.audit()
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))
         return 0

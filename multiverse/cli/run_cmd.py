@@ -2,8 +2,11 @@
 
 Writes ``DIR/cube.nc``, ``DIR/run.json`` and ``DIR/transcripts.sqlite``,
 replacing earlier outputs in ``DIR`` atomically.  Exit 0 when the run completes
-(recorded failures included), 2 for an invalid experiment, 3 when a spend cap
-or an offline cache miss stopped the run (rerun to resume).
+(recorded failures included), 2 for an invalid experiment or a refused ``--out``
+(anything but a missing or empty folder or an earlier run's output, or a folder
+that is or holds the cache, the experiment, the specs or the working directory;
+checked before any call), 3 when a spend cap or an offline cache miss stopped
+the run, 130 when interrupted (rerun to resume).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import argparse
 import json
 import sys
 
+from multiverse.cli._options import JOBLIB_BACKENDS, positive_int
+
 __all__ = ["add_arguments", "main"]
 
 
@@ -19,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("experiment", metavar="EXPERIMENT.yaml", help="the experiment file")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (replaced as a whole)")
     parser.add_argument("--cache", metavar="DIR", help="model-call cache folder (default: the file's cache:)")
-    parser.add_argument("--backend", help="joblib backend to spread rollouts over (loky, threading, dask, ray)")
-    parser.add_argument("--jobs", type=int, metavar="N", help="workers for --backend")
+    parser.add_argument("--backend", choices=JOBLIB_BACKENDS, help="joblib backend to spread rollouts over (loky, threading, dask, ray)")
+    parser.add_argument("--jobs", type=positive_int, metavar="N", help="workers for --backend")
     parser.add_argument("--offline", action="store_true", help="answer only from the cache (sim models too); a miss stops the run")
     parser.add_argument(
         "--rebuild",

@@ -65,10 +65,12 @@ def _store_path(cube_path: Path, explicit: str | None) -> Path:
 
 
 def main(args: argparse.Namespace) -> int:
+    from multiverse.cube import check_cube
     from multiverse.io import open_cube
 
     try:
         cube = open_cube(args.cube)
+        check_cube(cube)
         chosen = _select(cube, args)
     except (FileNotFoundError, ValueError, OSError) as exc:
         print(f"multiverse show: {exc}", file=sys.stderr)

@@ -24,7 +24,10 @@ still stored with the same text (:meth:`Cache.fingerprint`); the responses stay
 the source of truth, and a replay is never more than a shortcut to them.
 
 The cache is never wiped automatically: entries stay until their owner deletes
-the file.  :meth:`Cache.audit` lists what is there.
+the file.  :func:`multiverse.llm.audit.audit_cache` lists what is there, opening the file read-only
+(``mode=ro``), so auditing never changes it.  A cache that cannot be used (a
+file where a folder is expected, unreadable, not writable, corrupt, full, or of
+a newer layout) raises :class:`CacheError` with a one-line message.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,6 +83,13 @@ CREATE TABLE IF NOT EXISTS replays (
     fingerprint TEXT NOT NULL,
     payload BLOB NOT NULL,
     created REAL NOT NULL
+)
+"""
+_CREATE_LEASES = """
+CREATE TABLE IF NOT EXISTS leases (
+    key TEXT PRIMARY KEY NOT NULL,
+    holder TEXT NOT NULL,
+    expires REAL NOT NULL
 )
 """
 _INSERT = "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -130,8 +141,30 @@ class CacheEntry:
         )
 
 
-class CacheLayoutError(RuntimeError):
+class CacheError(RuntimeError):
+    """The cache cannot be used: not a folder, unreadable, not writable, corrupt, full; one-line message."""
+
+
+class CacheLayoutError(CacheError):
     """The cache file was written by an incompatible (newer) layout."""
+
+
+@contextmanager
+def _sqlite_errors(where: object, action: str) -> Iterator[None]:
+    """Turn SQLite's errors into a :class:`CacheError` naming the cache and what failed."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise CacheError(f"cache {where}: cannot {action}: {exc}") from None
+
+
+def _check_layout(conn: sqlite3.Connection, path: object) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > LAYOUT_VERSION:
+        raise CacheLayoutError(
+            f"cache {path}: layout version {version} is newer than this library's {LAYOUT_VERSION}; "
+            "upgrade multiverse (the cache is left untouched)"
+        )
 
 
 class Cache:
@@ -159,8 +192,11 @@ class Cache:
         else:
             directory = Path(directory)
             if directory.exists() and not directory.is_dir():
-                raise NotADirectoryError(f"cache: expected a directory, got the file {directory}")
-            directory.mkdir(parents=True, exist_ok=True)
+                raise CacheError(f"cache {directory}: expected a folder, got a file")
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise CacheError(f"cache {directory}: cannot create the folder ({exc.strerror})") from None
             self.path = directory / DB_NAME
             self._uri = self.path.resolve().as_uri() + "?mode=rwc"
         self._connections: list[sqlite3.Connection] = []
@@ -169,19 +205,20 @@ class Cache:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._closed = False
-        anchor = self._connect()
-        if self.path is not None:
-            anchor.execute("PRAGMA journal_mode=WAL")
-        version = anchor.execute("PRAGMA user_version").fetchone()[0]
-        if version > LAYOUT_VERSION:
-            raise CacheLayoutError(
-                f"cache {self.path}: layout version {version} is newer than this library's {LAYOUT_VERSION}; "
-                "upgrade multiverse (the cache is left untouched)"
-            )
-        with anchor:
-            anchor.execute(_CREATE)
-            anchor.execute(_CREATE_REPLAYS)
-            anchor.execute(f"PRAGMA user_version = {LAYOUT_VERSION}")
+        try:
+            with _sqlite_errors(self.path or "in memory", "open it"):
+                anchor = self._connect()
+                _check_layout(anchor, self.path)
+                if self.path is not None:
+                    anchor.execute("PRAGMA journal_mode=WAL")
+                with anchor:
+                    anchor.execute(_CREATE)
+                    anchor.execute(_CREATE_REPLAYS)
+                    anchor.execute(_CREATE_LEASES)
+                    anchor.execute(f"PRAGMA user_version = {LAYOUT_VERSION}")
+        except CacheError:
+            self.close()
+            raise
         self._local.conn = anchor
 
     def __repr__(self) -> str:
@@ -197,6 +234,10 @@ class Cache:
             self._connections.append(conn)
         return conn
 
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection to the database (for :mod:`multiverse.llm.lease`)."""
+        return self._conn()
+
     def _conn(self) -> sqlite3.Connection:
         if self._closed:
             raise RuntimeError(f"{self!r} is closed")
@@ -209,7 +250,8 @@ class Cache:
 
     def get(self, key: str) -> CacheEntry | None:
         """Return the entry stored under ``key``, or ``None``."""
-        row = self._conn().execute(_SELECT, (key,)).fetchone()
+        with _sqlite_errors(self.path, "read it"):
+            row = self._conn().execute(_SELECT, (key,)).fetchone()
         if row is None:
             return None
         model, text, tool_calls, usage, cost, latency, created, versions = row
@@ -225,7 +267,8 @@ class Cache:
         )
 
     def __contains__(self, key: object) -> bool:
-        return self._conn().execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
+        with _sqlite_errors(self.path, "read it"):
+            return self._conn().execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
 
     def __len__(self) -> int:
         return self._conn().execute("SELECT count(*) FROM responses").fetchone()[0]
@@ -292,7 +335,7 @@ class Cache:
         if fingerprint is None:
             return False
         conn = self._conn()
-        with conn:
+        with _sqlite_errors(self.path, "write to it"), conn:
             conn.execute(
                 "INSERT OR REPLACE INTO replays VALUES (?, ?, ?, ?, ?)",
                 (key, json.dumps(list(response_keys)), fingerprint, zlib.compress(payload.encode("utf-8")), time.time()),
@@ -308,7 +351,7 @@ class Cache:
     def put_many(self, items: list[tuple[str, CacheEntry]]) -> None:
         """Store many entries in one transaction (existing keys are kept)."""
         conn = self._conn()
-        with conn:
+        with _sqlite_errors(self.path, "write to it"), conn:
             conn.executemany(_INSERT, [entry._row(key) for key, entry in items])
 
     async def aput(self, key: str, entry: CacheEntry) -> None:
@@ -359,45 +402,18 @@ class Cache:
                 with conn:
                     conn.executemany(_INSERT, [row for row, _ in batch])
             except sqlite3.Error as exc:
-                error = exc
+                error = CacheError(f"cache {self.path}: cannot write to it: {exc}")
             for _, done in batch:
                 done(error)
 
     # --- audit and lifetime -------------------------------------------------------------
 
     def audit(self) -> dict[str, Any]:
-        """Summarise the cache: entries, entries by model and by library versions, size on disk.
+        """Summarise the cache (see :func:`audit_cache`, which does the same read-only from a folder)."""
+        from multiverse.llm.audit import summarise
 
-        Returns
-        -------
-        dict
-            ``path``, ``entries``, ``size_bytes`` (database plus write-ahead log),
-            ``by_model`` ``{model: n}``, ``by_version`` ``{"multiverse=... litellm=...": n}``,
-            ``oldest`` and ``newest`` (ISO 8601 UTC, ``None`` when empty),
-            ``replays`` (stored replays of finished work).
-        """
-        conn = self._conn()
-        by_model = dict(conn.execute("SELECT model, count(*) FROM responses GROUP BY model ORDER BY model"))
-        by_version: dict[str, int] = {}
-        for versions, n in conn.execute("SELECT versions, count(*) FROM responses GROUP BY versions"):
-            label = " ".join(f"{name}={value}" for name, value in sorted(json.loads(versions).items())) or "unknown"
-            by_version[label] = by_version.get(label, 0) + n
-        oldest, newest = conn.execute("SELECT min(created), max(created) FROM responses").fetchone()
-        size = 0
-        if self.path is not None:
-            for suffix in ("", "-wal", "-shm"):
-                part = Path(f"{self.path}{suffix}")
-                size += part.stat().st_size if part.exists() else 0
-        return {
-            "path": str(self.path) if self.path else None,
-            "entries": sum(by_model.values()),
-            "size_bytes": size,
-            "by_model": by_model,
-            "by_version": dict(sorted(by_version.items())),
-            "oldest": _iso(oldest),
-            "newest": _iso(newest),
-            "replays": conn.execute("SELECT count(*) FROM replays").fetchone()[0],
-        }
+        with _sqlite_errors(self.path, "read it"):
+            return summarise(self._conn(), self.path)
 
     def close(self) -> None:
         """Flush queued writes and close every connection (idempotent)."""
@@ -427,9 +443,3 @@ def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
         future.set_result(None)
     else:
         future.set_exception(error)
-
-
-def _iso(timestamp: float | None) -> str | None:
-    if timestamp is None:
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))

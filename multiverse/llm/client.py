@@ -34,6 +34,7 @@ from typing import Any, Protocol, TypeVar
 from multiverse.llm.cache import Cache, CacheEntry
 from multiverse.llm.errors import OfflineCacheMiss, RunStopped, SpendCapReached
 from multiverse.llm.keys import request_key
+from multiverse.llm.lease import single_flight
 from multiverse.llm.limits import Limiter, RateLimit
 from multiverse.llm.redact import redact, strip_url_credentials
 from multiverse.llm.request import Request, Response
@@ -86,6 +87,7 @@ class _ModelStats:
     calls: int = 0
     cache_hits: int = 0
     retries: int = 0
+    retried: Counter = field(default_factory=Counter)
     failures: Counter = field(default_factory=Counter)
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -96,6 +98,7 @@ class _ModelStats:
             "calls": self.calls,
             "cache_hits": self.cache_hits,
             "retries": self.retries,
+            "retried": dict(sorted(self.retried.items())),
             "failures": dict(sorted(self.failures.items())),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -279,7 +282,8 @@ class Client:
     async def acomplete(self, request: Request) -> Response:
         """Return the response to ``request``, from the cache or from one call (with retries).
 
-        Identical requests in flight at the same time share one call.
+        Identical requests in flight at the same time share one call, also
+        across processes sharing an on-disk cache (:mod:`multiverse.llm.lease`).
 
         Raises
         ------
@@ -382,20 +386,23 @@ class Client:
 
         return tqdm(total=total, desc="model calls", unit="req", dynamic_ncols=True)
 
+    def _hit(self, request: Request, key: str, entry: CacheEntry) -> Response:
+        self._count_hit(request.model, request.purpose)
+        return Response(
+            text=entry.text,
+            tool_calls=entry.tool_calls,
+            usage=entry.usage,
+            cost_usd=entry.cost_usd,
+            latency_s=entry.latency_s,
+            cached=True,
+            key=key,
+            model=request.model,
+        )
+
     async def _fetch(self, request: Request, key: str, state: _LoopState) -> Response:
         entry = self.cache.get(key)
         if entry is not None:
-            self._count_hit(request.model, request.purpose)
-            return Response(
-                text=entry.text,
-                tool_calls=entry.tool_calls,
-                usage=entry.usage,
-                cost_usd=entry.cost_usd,
-                latency_s=entry.latency_s,
-                cached=True,
-                key=key,
-                model=request.model,
-            )
+            return self._hit(request, key, entry)
         if self.offline:
             raise OfflineCacheMiss(
                 redact(
@@ -404,6 +411,12 @@ class Client:
                     f"run once online to fill {self.cache!r}, or point cache= at the cache that holds it"
                 )
             )
+        async with single_flight(self.cache, key) as entry:
+            if entry is not None:  # another process sharing the cache answered it
+                return self._hit(request, key, entry)
+            return await self._call_and_store(request, key, state)
+
+    async def _call_and_store(self, request: Request, key: str, state: _LoopState) -> Response:
         response = await self._call(request, key, state)
         if response.ok:
             await self.cache.aput(
@@ -444,6 +457,7 @@ class Client:
                 if not failure.transient or attempt == self.max_retries:
                     break
                 self._stats(request.model).retries += 1
+                self._stats(request.model).retried[failure.reason] += 1
                 await asyncio.sleep(self._backoff.delay_s(attempt, failure.retry_after_s, rng=self._rng))
             if failure.reason in MODEL_WIDE_REASONS:
                 self._dead[target] = failure
@@ -552,8 +566,9 @@ class Client:
         -------
         dict
             ``calls`` (requests sent, retries included), ``cache_hits``,
-            ``retries``, ``failures`` ``{reason: n}`` (requests that finally
-            failed), ``cost_usd`` (spent by this client), ``models``
+            ``retries``, ``retried`` ``{reason: n}`` (retries by the reason of
+            the attempt that failed), ``failures`` ``{reason: n}`` (requests
+            that finally failed), ``cost_usd`` (spent by this client), ``models``
             ``{model: {calls, cache_hits, retries, failures, prompt_tokens,
             completion_tokens, cost_usd}}`` and ``purposes`` ``{purpose: {calls,
             cache_hits}}``.
@@ -563,6 +578,7 @@ class Client:
             "calls": sum(s["calls"] for s in models.values()),
             "cache_hits": sum(s["cache_hits"] for s in models.values()),
             "retries": sum(s["retries"] for s in models.values()),
+            "retried": dict(sorted(sum((s.retried for s in self._models.values()), Counter()).items())),
             "failures": dict(sorted(self._failures.items())),
             "cost_usd": round(self._spent_usd, 10),
             "models": models,

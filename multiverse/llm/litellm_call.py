@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from multiverse.llm.redact import install_log_filter, split_url_credentials
+from multiverse.llm.redact import install_log_filter, register_secret_fields, split_url_credentials
 from multiverse.llm.request import Request, plain
 
 __all__ = ["load_litellm", "Reply", "call_kwargs", "acall"]
@@ -72,7 +72,9 @@ def call_kwargs(request: Request, *, timeout_s: float) -> dict[str, Any]:
     ``http://user:KEY@host/v1``) are moved out of the URL: the password (else
     the user name) becomes ``api_key`` unless the request's parameters give
     one, because an HTTP client cannot send both URL credentials and the
-    bearer token every OpenAI-compatible call carries.
+    bearer token every OpenAI-compatible call carries.  Secret-named
+    parameters and header values are registered for redaction
+    (:func:`~multiverse.llm.redact.register_secret_fields`).
     """
     kwargs: dict[str, Any] = {
         "model": request.model,
@@ -82,6 +84,7 @@ def call_kwargs(request: Request, *, timeout_s: float) -> dict[str, Any]:
         "num_retries": 0,
     }
     kwargs.update(plain(request.params))
+    register_secret_fields(request.params)
     if request.api_base is not None:
         kwargs["api_base"], secret = split_url_credentials(request.api_base)
         if secret is not None:

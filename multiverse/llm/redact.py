@@ -10,7 +10,11 @@ them as secrets (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``,
 ``*CREDENTIAL*``), values registered with :func:`register_secret` (credential
 parameters and URL passwords of the requests seen), ``user:password@`` in URLs,
 ``Bearer`` tokens, authorisation-like headers, secret-named query parameters
-and provider key shapes (``sk-...``).
+and provider key shapes (``sk-...``).  :func:`redact_tree` applies the same to
+structured data (an experiment's model specs, a run summary) before it is
+written, and also masks every value stored under a secret-looking name
+(``api_key``, ``token``, ``authorization``, ``password``, ...) and every header
+value (``headers``, ``extra_headers``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 __all__ = [
@@ -49,6 +55,12 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bAIza[0-9A-Za-z_-]{20,}"), MASK),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),
 )
+_SECRET_FIELD = re.compile(
+    r"(?:^|[_-])(?:api_?key|key|token|secret|password|passwd|authorization|credentials?|bearer|cookie)(?:$|[_-])|^auth$",
+    re.IGNORECASE,
+)
+"""Field names whose values are secrets (``api_key``, ``x-api-key``, ``access_token``; not ``max_tokens``)."""
+_HEADER_FIELDS = frozenset({"headers", "extra_headers", "default_headers"})
 _registered: set[str] = set()
 
 
@@ -85,6 +97,64 @@ def redact(text: object, *, secrets: tuple[str, ...] = ()) -> str:
     for pattern, replacement in _PATTERNS:
         out = pattern.sub(replacement, out)
     return out
+
+
+def is_secret_field(name: object) -> bool:
+    """Whether a field (parameter, header) called ``name`` holds a secret.
+
+    Examples
+    --------
+    >>> [is_secret_field(n) for n in ("api_key", "X-Api-Key", "access_token", "max_tokens", "auth_error")]
+    [True, True, True, False, False]
+    """
+    return isinstance(name, str) and _SECRET_FIELD.search(name) is not None
+
+
+def _mask_all(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _mask_all(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_mask_all(v) for v in value]
+    register_secret(value if isinstance(value, str) else None)
+    return MASK
+
+
+def register_secret_fields(params: Mapping[str, Any]) -> None:
+    """Register every value ``params`` holds under a secret-looking name or as a header (see :func:`redact_tree`).
+
+    Called with a request's parameters before it is sent, so a header value or
+    key echoed in a provider's error or a library's debug log is masked too.
+    """
+    redact_tree(params)
+
+
+def redact_tree(value: Any) -> Any:
+    """A copy of plain data (mappings, lists, scalars) with every secret masked.
+
+    Values under a secret-looking field name (:func:`is_secret_field`) and every
+    header value are replaced by ``[REDACTED]`` (and registered with
+    :func:`register_secret`, so they are masked wherever else they surface);
+    every string goes through :func:`redact` (URL credentials, tokens, the
+    environment's secrets).  Mapping keys are kept.
+
+    Examples
+    --------
+    >>> redact_tree({"api_base": "http://u:pw-1234567@host/v1", "params": {"api_key": "k-123456", "max_tokens": 5}})
+    {'api_base': 'http://[REDACTED]@host/v1', 'params': {'api_key': '[REDACTED]', 'max_tokens': 5}}
+    """
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if is_secret_field(key) or (key in _HEADER_FIELDS and isinstance(item, Mapping)):
+                out[key] = _mask_all(item)
+            else:
+                out[key] = redact_tree(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [redact_tree(item) for item in value]
+    if isinstance(value, str):
+        return redact(value)
+    return value
 
 
 def strip_url_credentials(url: str | None) -> str | None:

@@ -4,8 +4,27 @@ Transient failures (rate limits, timeouts, 5xx, dropped connections, malformed
 or empty replies) are retried with exponential backoff and jitter,
 honouring a provider's ``Retry-After``; permanent ones (bad request,
 authentication, unknown model, content filter) fail at once.  Classification
-reads exception class names and HTTP status codes, so this module needs no
-import of litellm.
+reads exception class names (litellm's ``AuthenticationError``,
+``RateLimitError``, ...) and HTTP status codes, so this module needs no import
+of litellm.  A missing or rejected credential is ``auth_error`` whatever the
+status: litellm reports a key that was never given ("Missing credentials") as
+a 500, and retrying it cannot help.
+
+The closed set of reasons (:data:`multiverse._schema.FAILURE_REASONS`):
+
+``rate_limited``, ``timeout``, ``server_error``, ``connection_error``,
+``malformed_response``, ``empty_response``
+    transient: retried; counted under ``retried`` per retry and under
+    ``failures`` when the last attempt fails too.
+``bad_request``, ``content_filter``
+    permanent for that request: not retried.
+``auth_error``, ``unknown_model``
+    permanent for the model and endpoint: not retried, and every later request
+    to it fails at once without a call (counted under ``failures``).
+``spend_cap``, ``offline_miss``
+    the run stopped before sending (exit 3, resumable).
+``unparseable``, ``monitor_ended``
+    not call failures: a judge's unreadable output, a conversation the monitor ended.
 """
 
 from __future__ import annotations
@@ -44,6 +63,18 @@ _MALFORMED_SIGNS = (
     "invalid control character",
     "invalid json",
 )
+_CREDENTIAL_SIGNS = (
+    "missing credentials",
+    "api_key client option must be set",
+    "no api key",
+    "api key not found",
+    "incorrect api key",
+    "invalid api key",
+    "invalid x-api-key",
+    "invalid_api_key",
+    "authentication",
+)
+"""Texts of a missing or rejected credential, whatever status code came with them."""
 _PROVIDER_MODULES = ("litellm", "openai", "httpx", "httpcore", "aiohttp", "anthropic")
 
 
@@ -121,7 +152,12 @@ def _reason(exc: BaseException, name: str, status: int | None, text: str) -> str
         return "rate_limited"
     if "ContentPolicy" in name or "content_filter" in lowered or "content management policy" in lowered:
         return "content_filter"
-    if "Authentication" in name or "PermissionDenied" in name or status in (401, 403):
+    if (
+        "Authentication" in name
+        or "PermissionDenied" in name
+        or status in (401, 403)
+        or any(sign in lowered for sign in _CREDENTIAL_SIGNS)
+    ):
         return "auth_error"
     if "NotFound" in name or "UnknownProvider" in name or status == 404 or "llm provider not provided" in lowered:
         return "unknown_model"

@@ -14,6 +14,7 @@ import xarray as xr
 
 from multiverse._schema import FAILURE_REASONS
 from multiverse.experiment import Experiment
+from multiverse.llm.redact import redact_tree
 from multiverse.plan import Plan, make_plan
 from multiverse.run.assemble import assemble_cube, provenance
 from multiverse.run.checks import load_experiment
@@ -52,14 +53,17 @@ def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Sum client summaries (one per worker) into one."""
     out: dict[str, Any] = {"calls": 0, "cache_hits": 0, "retries": 0, "cost_usd": 0.0}
     failures: Counter[str] = Counter()
+    retried: Counter[str] = Counter()
     models: dict[str, Counter[str]] = defaultdict(Counter)
     for summary in summaries:
         for key in out:
             out[key] += summary.get(key, 0)
         failures.update(summary.get("failures", {}))
+        retried.update(summary.get("retried", {}))
         for model, stats in summary.get("models", {}).items():
             models[model].update({k: v for k, v in stats.items() if isinstance(v, (int, float))})
     out["failures"] = dict(failures)
+    out["retried"] = dict(sorted(retried.items()))
     out["models"] = {model: dict(stats) for model, stats in sorted(models.items())}
     return out
 
@@ -95,6 +99,7 @@ def _run_summary(
         "calls": summary["calls"],
         "cache_hits": summary["cache_hits"],
         "retries": summary["retries"],
+        "retried": summary["retried"],
         "cost_usd": summary["cost_usd"],
         "failures": {reason: failures[reason] for reason in FAILURE_REASONS if failures[reason]},
         "models": summary["models"],
@@ -127,8 +132,12 @@ def run(
         experiment file.
     out
         A folder to write ``cube.nc``, ``run.json`` and ``transcripts.sqlite``
-        to.  The folder is replaced as a whole, atomically: readers see the old
-        outputs or the new ones, never a mix.
+        to (with the manifest ``multiverse-output.json``).  The folder is
+        replaced as a whole, atomically: readers see the old outputs or the new
+        ones, never a mix.  It must be missing, empty or an earlier run's
+        output, and must neither be nor contain the working directory, the
+        cache, the experiment file or the specs; this and its writability are
+        checked before any model call (:func:`multiverse.io.check_output_dir`).
     cache
         The model-call cache folder (default: the file's ``cache:``, else
         ``$MULTIVERSE_CACHE``, else ``.cache/multiverse``).
@@ -161,19 +170,32 @@ def run(
     multiverse.llm.RunStopped
         If a spend cap or an offline cache miss stopped the run; everything
         finished is cached, and a rerun resumes.
+    multiverse.io.OutputDirError
+        If ``out`` must not be replaced or cannot be written (before any call).
+
+    Notes
+    -----
+    Secrets (URL credentials, header values, secret-named parameters, the
+    environment's keys) are masked in the cube's attrs and in ``run.json``
+    (:func:`multiverse.llm.redact.redact_tree`).
     """
     started = time.perf_counter()
     e = resolve_experiment(experiment)
     plan = make_plan(e)
     roles = load_roles(e)
     cache_dir = resolve_cache(e, cache)
+    if out is not None:
+        from multiverse.io import check_output_dir
+
+        protected = {"the cache": cache_dir, "the experiment file": e.source or None, "the specs": e.specs_dir()}
+        check_output_dir(out, kind="run", protected=protected)
     results, summaries = execute_units(
         plan, roles, cache=cache_dir, backend=backend, n_jobs=n_jobs, offline=offline, replay=replay
     )
     records = [record for result in results for record in result.records]
-    attrs = provenance(plan, roles)
+    attrs = redact_tree(provenance(plan, roles))
     cube = assemble_cube(plan, roles, records, attrs=attrs)
-    info = _run_summary(plan, results, merge_summaries(summaries), time.perf_counter() - started)
+    info = redact_tree(_run_summary(plan, results, merge_summaries(summaries), time.perf_counter() - started))
     cube.attrs["run"] = json.dumps(info, sort_keys=True)
     if out is not None:
         _write(Path(out), cube, info, records)
@@ -184,7 +206,7 @@ def _write(out: Path, cube: xr.Dataset, info: Mapping[str, Any], records: Sequen
     from multiverse.io import replace_dir, save_cube
     from multiverse.transcript import Transcript, TranscriptStore
 
-    with replace_dir(out) as staging:
+    with replace_dir(out, kind="run") as staging:
         save_cube(cube, staging / "cube.nc")
         with TranscriptStore(staging / TranscriptStore.FILENAME) as store:
             store.put(Transcript.from_dict(r.transcript) for r in records)

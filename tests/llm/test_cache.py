@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from multiverse.llm import Cache, CacheEntry
-from multiverse.llm.cache import DB_NAME, LAYOUT_VERSION, CacheLayoutError
+from multiverse.llm.cache import DB_NAME, LAYOUT_VERSION, CacheError, CacheLayoutError
 
 
 def entry(text="hello", model="sim/target-a", **kw) -> CacheEntry:
@@ -88,7 +88,7 @@ def test_a_newer_layout_is_refused_and_left_untouched(tmp_path):
 def test_a_file_where_the_directory_should_be_is_an_error(tmp_path):
     path = tmp_path / "not-a-dir"
     path.write_text("x")
-    with pytest.raises(NotADirectoryError, match="expected a directory"):
+    with pytest.raises(CacheError, match="expected a folder, got a file"):
         Cache(path)
 
 

@@ -1,0 +1,171 @@
+"""How every subcommand ends: documented exit codes, one-line errors, no traceback, no secret.
+
+:func:`run_command` runs a subcommand's ``main`` and turns what it raises into
+one line on stderr and an exit code:
+
+====  =========================================================================
+code  meaning
+====  =========================================================================
+0     success
+1     a violation or a blocking result (e.g. ``inspect`` on a violating case),
+      or an internal error: one line naming the file the redacted traceback
+      was written to (:func:`write_traceback`)
+2     bad input: an invalid spec, a refused or unwritable output folder, an
+      unusable cache, a bad option value (:class:`CommandError`)
+3     stopped short, resumable: a spend cap or an offline cache miss
+130   interrupted (Ctrl-C): one line saying how to resume
+====  =========================================================================
+
+While the command runs, everything it prints goes through
+:func:`multiverse.llm.redact.redact` (secrets in URLs, headers, tokens, the
+environment's keys), line by line; ``inspect`` is left out, as its fixed output
+is the case file's own content and it must start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any, TextIO
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_STOPPED",
+    "CommandError",
+    "run_command",
+    "write_traceback",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_STOPPED = 3
+EXIT_INTERRUPTED = 130
+UNREDACTED_COMMANDS = frozenset({"inspect"})
+"""Commands whose output is not passed through the redaction (see the module docstring)."""
+RESUME_HINTS = {
+    "run": "every finished model call is cached; rerun the same command to resume",
+}
+
+
+class CommandError(Exception):
+    """A failure a command reports as one line (``multiverse <command>: <message>``) and an exit code."""
+
+    def __init__(self, message: str, *, code: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(" ".join(str(message).split()))
+        self.code = code
+
+
+class _RedactingStream:
+    """A text stream that redacts each complete line (ended by ``\n`` or ``\r``) before passing it on.
+
+    What follows the last line end waits for the next write or ``flush``, so a
+    secret split over two writes is still seen whole.
+    """
+
+    def __init__(self, stream: TextIO, redact: Callable[[str], str]) -> None:
+        self._stream = stream
+        self._redact = redact
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        end = max(self._pending.rfind("\n"), self._pending.rfind("\r")) + 1  # progress bars redraw with \r
+        if end:
+            self._stream.write(self._redact(self._pending[:end]))
+            self._pending = self._pending[end:]
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._stream.write(self._redact(self._pending))
+            self._pending = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _loaded_type(module: str, name: str) -> type | None:
+    """``module.name`` if that module is already imported (an exception of it cannot arise otherwise)."""
+    found = sys.modules.get(module)
+    return getattr(found, name, None) if found is not None else None
+
+
+def _is(exc: BaseException, module: str, name: str) -> bool:
+    kind = _loaded_type(module, name)
+    return kind is not None and isinstance(exc, kind)
+
+
+def write_traceback(command: str, exc: BaseException) -> str:
+    """Write ``exc``'s traceback, redacted, to a new file in the temp folder; return its path."""
+    from multiverse.llm.redact import redact
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    handle, path = tempfile.mkstemp(prefix=f"multiverse-{command}-error-{stamp}-", suffix=".txt")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(redact(text))
+    return path
+
+
+def _say(command: str, message: object) -> None:
+    print(f"multiverse {command}: {' '.join(str(message).split())}", file=sys.stderr)
+
+
+def _handle(command: str, exc: BaseException) -> int:
+    """Report ``exc`` as documented; return the exit code."""
+    if isinstance(exc, KeyboardInterrupt):
+        hint = RESUME_HINTS.get(command)
+        _say(command, f"interrupted{f'; {hint}' if hint else ''}")
+        return EXIT_INTERRUPTED
+    if isinstance(exc, CommandError):
+        _say(command, exc)
+        return exc.code
+    if _is(exc, "multiverse._yaml", "SpecError"):
+        for problem in exc.problems:  # type: ignore[attr-defined]
+            print(problem, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if _is(exc, "multiverse.llm.errors", "RunStopped"):
+        _say(command, f"stopped: {exc}")
+        return EXIT_STOPPED
+    if _is(exc, "multiverse.io", "OutputDirError") or _is(exc, "multiverse.llm.cache", "CacheError"):
+        _say(command, exc)
+        return EXIT_BAD_INPUT
+    try:
+        path = write_traceback(command, exc)
+    except OSError as error:
+        path = f"(not written: {error.strerror})"
+    _say(command, f"internal error ({type(exc).__name__}: {str(exc)[:200]}); traceback in {path}")
+    return EXIT_FAILED
+
+
+def run_command(command: str, main: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:
+    """Run a subcommand's ``main(args)`` and return its exit code (see the module docstring)."""
+    streams = (sys.stdout, sys.stderr)
+    if command not in UNREDACTED_COMMANDS:
+        from multiverse.llm.redact import redact
+
+        sys.stdout, sys.stderr = _RedactingStream(sys.stdout, redact), _RedactingStream(sys.stderr, redact)
+    try:
+        return int(main(args) or 0)
+    except BrokenPipeError:
+        raise
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001  every failure ends as one documented line
+        return _handle(command, exc)
+    finally:
+        if sys.stdout is not streams[0]:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except ValueError:  # closed by the command
+                    pass
+            sys.stdout, sys.stderr = streams
