@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,22 @@ def finite_or_none(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
-def save_figure(drawn: Any, name: str, figures_dir: Path) -> list[Path]:
-    """Save the figure behind ``drawn`` (an Axes, a Figure or a tuple starting with one) as PNG and PDF."""
+FIGURE_FORMATS = ("png", "svg", "pdf")
+"""PNG for the README and quick looks, SVG (vector) for the paper, PDF for print."""
+_NO_DATE = {"png": None, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
+
+
+def save_figure(
+    drawn: Any, name: str, figures_dir: Path, *, study: str | None = None, shows: str = "", plotted: dict[str, Any] | None = None
+) -> list[Path]:
+    """Save the figure behind ``drawn`` (an Axes, a Figure or a tuple starting with one) as PNG, SVG and PDF.
+
+    With ``plotted`` (keys of the study's numbers -> the values the figure
+    draws, read off the object handed to the figure function), ``<name>.data.json``
+    is written beside it with ``study``, ``shows`` (the statistic, in words) and
+    those values, so a test can check that the text quotes what the figure shows.
+    Files carry no date, so unchanged figures are byte-identical across runs.
+    """
     import matplotlib.pyplot as plt
 
     from multiverse.plots import style
@@ -25,11 +40,15 @@ def save_figure(drawn: Any, name: str, figures_dir: Path) -> list[Path]:
     fig = getattr(first, "figure", first)
     figures_dir.mkdir(parents=True, exist_ok=True)
     paths = []
-    with style():
-        for fmt in ("png", "pdf"):
+    with style(), plt.rc_context({"svg.hashsalt": name}):
+        for fmt in FIGURE_FORMATS:
             path = figures_dir / f"{name}.{fmt}"
-            fig.savefig(path, metadata={"CreationDate": None} if fmt == "pdf" else None)
+            fig.savefig(path, metadata=_NO_DATE[fmt])
             paths.append(path)
     plt.close(fig)
+    if plotted is not None:
+        record = {"study": study, "shows": shows, "plotted": {k: finite_or_none(v) for k, v in plotted.items()}}
+        path = figures_dir / f"{name}.data.json"
+        path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+        paths.append(path)
     return paths
-

@@ -8,8 +8,10 @@ experiment files it reads, the library's source) are unchanged since its last
 successful run is skipped; its stored numbers are reused.  Model calls go through
 the on-disk cache in ``.cache/``, so even a re-run study makes no call twice.
 
-Finally every number is written to ``paper/numbers.json`` and ``paper/paper.md``
-is rendered from ``paper/paper.src.md``.
+Finally every number is written to ``paper/numbers.json``, ``paper/paper.md``
+is rendered from ``paper/paper.src.md`` (figures embedded with their captions),
+and, where python-markdown and WeasyPrint are installed, ``paper/paper.pdf``
+from it (not committed: it carries its creation time).
 """
 
 from __future__ import annotations
@@ -125,10 +127,13 @@ def main() -> int:
         numbers.update(flatten(run_study(study, data_dir=data_dir), prefix=study))
     (PAPER / "numbers.json").write_text(json.dumps(numbers, indent=2, sort_keys=True) + "\n")
     sys.path.insert(0, str(PAPER))
+    from pdf import render_pdf
     from render import render_file
 
     render_file(PAPER / "paper.src.md", PAPER / "numbers.json", PAPER / "paper.md")
     print(f"wrote {len(numbers)} numbers to paper/numbers.json and rendered paper/paper.md")
+    if render_pdf(PAPER / "paper.md", PAPER / "paper.pdf") is not None:
+        print("rendered paper/paper.pdf (figures as vector graphics)")
     return 0
 
 

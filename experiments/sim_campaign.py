@@ -68,9 +68,12 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
                 if key in summary:
                     numbers[f"{key}.{role}.{search}"] = float(summary[key])
             numbers[f"failure_clusters.{role}.{search}"] = int(metrics.failure_clusters(rows))
-            if role == "tutor":
-                curves[search] = by_round
-    save_figure(figures.plot_coverage_curves(curves), "fig6_coverage", figures_dir)
+            curves[f"{role}: {search.replace('_', ' ')}"] = by_round
+    roles = " and ".join(str(role) for role in cube["role"].values)
+    save_figure(figures.plot_coverage_curves(curves, title=f"grid coverage by search strategy ({roles})"),
+                "fig6_coverage", figures_dir, study="sim_campaign", shows="cumulative grid coverage per round",
+                plotted={f"coverage.{label.replace(': ', '.').replace(' ', '_')}": curve.iloc[-1]
+                         for label, curve in curves.items()})
 
     planted = multiverse.run(EXPERIMENTS / "sim_campaign_planted.yaml", out=out_dir / "planted", cache=cache_dir)
     table = metrics.cube_turn_table(planted, judge="strict", round_size=planted_file.budget.conversations)
@@ -88,5 +91,8 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     numbers["planted.cell_breach_rate"] = float(share.sel(behaviour=behaviour, principle=principle))
     elsewhere = share.where((share["behaviour"] != behaviour) | (share["principle"] != principle))
     numbers["planted.other_cells_max_rate"] = float(elsewhere.max())
-    save_figure(figures.plot_violation_heatmap(heatmap), "fig7_planted_heatmap", figures_dir)
+    save_figure(figures.plot_violation_heatmap(heatmap), "fig7_planted_heatmap", figures_dir, study="sim_campaign",
+                shows="share of turns with a clear breach per grid cell",
+                plotted={"planted.cell_breach_rate": share.sel(behaviour=behaviour, principle=principle),
+                         "planted.other_cells_max_rate": elsewhere.max()})
     return numbers

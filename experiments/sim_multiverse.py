@@ -81,16 +81,24 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     numbers["curve.share_negative"] = float(np.mean(estimates < 0))
     numbers["curve.min"] = float(np.nanmin(estimates))
     numbers["curve.max"] = float(np.nanmax(estimates))
-    save_figure(plots.plot_spec_curve(curve, **FOCUS), "fig1_spec_curve", figures_dir)
+    observed = facet["observed"]
+    save_figure(plots.plot_spec_curve(curve, **FOCUS), "fig1_spec_curve", figures_dir, study="sim_multiverse",
+                shows=curve.attrs.get("estimand", "the contrast"),
+                plotted={"curve.median": observed.sel(statistic="median_estimate"),
+                         "curve.share_significant": observed.sel(statistic="share_significant"),
+                         "curve.min": np.nanmin(facet["estimate"].values),
+                         "curve.max": np.nanmax(facet["estimate"].values),
+                         "curve.n_specs": curve.sizes["spec"]})
 
-    # 2. Agreement of every judge with every other and with the planted truth.
-    alpha = analysis.agreement(cube.sel(judge=MODEL_JUDGES), metric="krippendorff_alpha",
-                               include_truth=True)
+    # 2. Agreement of every judge with every other and with the planted truth: the figure shows
+    # what the text quotes (Krippendorff's alpha on the three-level scale), with intervals.
+    alpha = analysis.agreement_ci(cube.sel(judge=MODEL_JUDGES), metric="krippendorff_alpha", standard=None,
+                                  include_truth=True, n_boot=200, seed=2)
     for judge in MODEL_JUDGES:
-        numbers[f"alpha_vs_truth.{judge}"] = float(alpha.sel(judge=judge, judge_b="truth"))
-    kappa = analysis.agreement_ci(cube.sel(judge=MODEL_JUDGES), metric="cohen_kappa",
-                                  standard="clear_breach", include_truth=True, n_boot=200, seed=2)
-    save_figure(plots.plot_agreement(kappa), "fig2_agreement", figures_dir)
+        numbers[f"alpha_vs_truth.{judge}"] = float(alpha["estimate"].sel(judge=judge, judge_b="truth"))
+    save_figure(plots.plot_agreement(alpha), "fig2_agreement", figures_dir, study="sim_multiverse",
+                shows=f"{alpha.attrs['metric']} on the three-level scale",
+                plotted={f"alpha_vs_truth.{j}": alpha["estimate"].sel(judge=j, judge_b="truth") for j in MODEL_JUDGES})
 
     # 3. Variance decomposition over the measurement dims.
     decomposition = analysis.variance_decomposition(
@@ -99,7 +107,9 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     for component, share in shares.items():
         numbers[f"variance_share.{component}"] = float(share)
     numbers["variance_top_component"] = str(shares.drop("residual", errors="ignore").idxmax())
-    save_figure(plots.plot_variance(decomposition.sel(**FOCUS)), "fig3_variance", figures_dir)
+    save_figure(plots.plot_variance(decomposition.sel(**FOCUS)), "fig3_variance", figures_dir, study="sim_multiverse",
+                shows="variance shares of the clear-breach any-turn rate",
+                plotted={f"variance_share.{component}": share for component, share in shares.items()})
 
     # 4. Rankings across judges.
     rate_scores = model_scores.sel(rule=["any_turn", "turn_mean", "last_turn"])

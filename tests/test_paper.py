@@ -59,3 +59,40 @@ def test_render_fills_placeholders(template, numbers, expected):
 def test_render_refuses_a_missing_number():
     with pytest.raises(KeyError, match="no number"):
         render("{{ absent }}", {})
+
+
+def test_every_cited_figure_is_embedded_once_with_a_numbered_caption():
+    cited = sorted({int(n) for n in re.findall(r"\(Figure (\d+)\)", SOURCE)})
+    for n in cited:
+        embedded = re.findall(rf"!\[\*\*Figure {n}\.\*\* [^\]]+\]\(\.\./figures/(fig{n}_[a-z0-9_]+)\.svg\)", SOURCE)
+        assert len(embedded) == 1, f"Figure {n} is not embedded once with a caption"
+        assert (ROOT / "figures" / f"{embedded[0]}.svg").exists()
+
+
+FIGURE_DATA = sorted((ROOT / "figures").glob("*.data.json"))
+
+
+@pytest.mark.parametrize("path", FIGURE_DATA, ids=[p.name.removesuffix(".data.json") for p in FIGURE_DATA])
+def test_numbers_the_text_quotes_are_what_the_figure_plots(path):
+    record = json.loads(path.read_text())
+    numbers = json.loads((PAPER / "numbers.json").read_text())
+    for key, plotted in record["plotted"].items():
+        quoted = numbers[f"{record['study']}.{key}"]
+        assert quoted == pytest.approx(plotted, rel=1e-9, abs=1e-12), f"{path.name}: {key}"
+
+
+def test_figure_2_shows_the_statistic_the_text_quotes():
+    record = json.loads((ROOT / "figures" / "fig2_agreement.data.json").read_text())
+    assert record["shows"] == "krippendorff_alpha on the three-level scale"
+    paragraph = SOURCE[SOURCE.index("**Agreement** (Figure 2)"):].split("\n\n")[0]
+    assert "Krippendorff's alpha" in paragraph and "three-level scale" in paragraph
+    assert all(f"alpha_vs_truth.{judge}" in record["plotted"] for judge in ("strict", "lenient", "narrow", "blind"))
+
+
+def test_pdf_rendering_turns_each_image_into_a_captioned_figure():
+    pytest.importorskip("markdown")
+    from pdf import to_html
+
+    html = to_html("Text.\n\n![**Figure 3.** What it shows.](../figures/fig3_variance.svg)\n\nMore <script>.\n")
+    assert '<figure><img src="../figures/fig3_variance.svg" alt=""/>' in html
+    assert "<figcaption><strong>Figure 3.</strong> What it shows.</figcaption></figure>" in html

@@ -11,6 +11,11 @@ from matplotlib.axes import Axes
 
 STYLE_FILE = Path(__file__).with_name("multiverse.mplstyle")
 
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+"""Okabe-Ito: eight colours told apart with every common colour-vision deficiency (the style's cycle)."""
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+LINESTYLES = ("-", "--", ":", "-.")
+
 SIGNIFICANT = "#0072B2"  # significant in the predicted direction
 OPPOSITE = "#D55E00"  # significant against it
 NOT_SIGNIFICANT = "0.65"
@@ -41,3 +46,30 @@ def facet(result, dims: tuple[str, ...], selection: dict) -> object:
     chosen = result.sel({d: v for d, v in selection.items() if v is not None})
     rest = {d: 0 for d in dims if d in chosen.dims and d not in selection}
     return chosen.isel(rest) if rest else chosen
+
+
+def series_styles(names) -> dict[str, dict[str, str]]:
+    """A distinct ``{color, marker, linestyle}`` for each of ``names`` (in order).
+
+    Colours cycle through :data:`PALETTE`; past eight series the marker and then
+    the line style change too, so no two series share all three, even where
+    their lines cross.
+    """
+    styles = {}
+    for i, name in enumerate(names):
+        styles[str(name)] = {
+            "color": PALETTE[i % len(PALETTE)],
+            "marker": MARKERS[(i // len(PALETTE)) % len(MARKERS)],
+            "linestyle": LINESTYLES[(i // (len(PALETTE) * len(MARKERS))) % len(LINESTYLES)],
+        }
+    return styles
+
+
+def readable(value) -> str:
+    """A code id as a reader reads it: ``clear_breach`` -> ``clear breach`` (``_`` back gives the id)."""
+    return str(value).replace("_", " ")
+
+
+def option_label(dim: str, value) -> str:
+    """``standard``, ``clear_breach`` -> ``standard: clear breach``: a dim's option for axes and legends."""
+    return f"{readable(dim)}: {readable(value)}"

@@ -14,7 +14,7 @@ import xarray as xr
 from matplotlib.axes import Axes
 
 from multiverse._lazy import lazy_exports
-from multiverse.plots._style import axes, style
+from multiverse.plots._style import axes, series_styles, style
 
 __all__ = ["plot_coverage_curves", "plot_violation_heatmap"]
 
@@ -58,7 +58,13 @@ def plot_violation_heatmap(heatmap: xr.Dataset, *, ax: Axes | None = None, cmap:
     return ax
 
 
-def plot_coverage_curves(curves: Mapping[str, pd.Series], *, ax: Axes | None = None, threshold: float | None = 0.89) -> Axes:
+def plot_coverage_curves(
+    curves: Mapping[str, pd.Series],
+    *,
+    ax: Axes | None = None,
+    threshold: float | None = 0.89,
+    title: str | None = None,
+) -> Axes:
     """Cumulative grid coverage per round, one line per campaign or search strategy.
 
     Parameters
@@ -69,6 +75,8 @@ def plot_coverage_curves(curves: Mapping[str, pd.Series], *, ax: Axes | None = N
         Axes to draw on (a new figure when ``None``).
     threshold
         A reference coverage drawn as a dashed line (``None`` for none).
+    title
+        The axes title (e.g. which roles the curves are of).
 
     Returns
     -------
@@ -76,14 +84,17 @@ def plot_coverage_curves(curves: Mapping[str, pd.Series], *, ax: Axes | None = N
     """
     with style():
         ax = axes(ax, figsize=(5, 3.5))
+        styles = series_styles(curves)
         for label, curve in curves.items():
-            ax.plot(curve.index, curve.to_numpy(), marker="o", markersize=3, label=str(label))
+            ax.plot(curve.index, curve.to_numpy(), markersize=3, label=str(label), **styles[str(label)])
         if threshold is not None:
             ax.axhline(threshold, color="0.5", linestyle="--", linewidth=0.8)
         ax.set_ylim(0, 1.02)
         ax.set_xlabel("round")
         ax.set_ylabel("grid coverage")
         ax.legend(frameon=False, fontsize=8)
+        if title:
+            ax.set_title(title)
     return ax
 
 

@@ -7,8 +7,18 @@ import xarray as xr
 from matplotlib import colors
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
-from multiverse.plots._style import NOT_SIGNIFICANT, NULL_BAND, OPPOSITE, PREFERRED, SIGNIFICANT, facet, style
+from multiverse.plots._style import (
+    NOT_SIGNIFICANT,
+    NULL_BAND,
+    OPPOSITE,
+    PREFERRED,
+    SIGNIFICANT,
+    facet,
+    option_label,
+    style,
+)
 
 __all__ = ["plot_spec_curve"]
 
@@ -96,11 +106,23 @@ def plot_spec_curve(
             top.scatter([p], [estimate[p]], marker="*", s=90, color=PREFERRED, zorder=4, label="preferred")
         top.set_ylabel(f"estimate ({curve.attrs.get('unit', 'rate')})")
         top.set_title(title or _title(curve, one))
-        top.legend(loc="upper left", ncols=3)
+        handles, _ = top.get_legend_handles_labels()
+        handles += _significance_patches(curve)
+        top.legend(handles=handles, loc="upper left", ncols=3)
         top.tick_params(labelbottom=False)
         _dashboard(dash, one, spec_dims, order, status)
         dash.set_xlabel("specification, sorted by estimate")
     return top, dash
+
+
+def _significance_patches(curve: xr.Dataset) -> list[Patch]:
+    """Legend entries for the point colours (the dashboard's cells use the same colours)."""
+    direction = curve.attrs.get("direction", "two-sided")
+    if direction in ("greater", "less"):
+        classes = ((SIGNIFICANT, f"significant, predicted ({direction})"), (OPPOSITE, "beyond the interval, opposite"))
+    else:
+        classes = ((SIGNIFICANT, "significant (two-sided)"),)
+    return [Patch(color=c, label=label) for c, label in (*classes, (NOT_SIGNIFICANT, "not significant"))]
 
 
 def _critical(curve: xr.Dataset) -> float:
@@ -115,7 +137,7 @@ def _dashboard(ax: Axes, one: xr.Dataset, spec_dims: list[str], order: np.ndarra
         values = one[d].values[order]
         for option in sorted(np.unique(values)):
             rows.append(np.where(values == option, status, 0))
-            labels.append(f"{d} = {option}")
+            labels.append(option_label(d, option))
         group_edges.append(len(rows))
     matrix = np.vstack(rows) if rows else np.zeros((1, len(order)))
     ax.imshow(matrix, aspect="auto", interpolation="nearest", cmap=colors.ListedColormap(list(_CLASSES)),

@@ -6,7 +6,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.axes import Axes
 
-from multiverse.plots._style import axes, style
+from multiverse.plots._style import axes, series_styles, style
 
 __all__ = ["plot_rankings", "plot_rank_flips"]
 
@@ -37,8 +37,9 @@ def plot_rankings(ranks: xr.DataArray, *, dim: str = "judge", ax: Axes | None = 
     labels = [str(v) for v in mean[dim].values]
     with style():
         ax = axes(ax, figsize=(1.5 + 0.9 * len(labels), 3.8))
+        styles = series_styles(mean["system"].values)
         for system, row in zip(mean["system"].values, mean.values):
-            ax.plot(range(len(labels)), row, marker="o", label=str(system))
+            ax.plot(range(len(labels)), row, label=str(system), **styles[str(system)])
         ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
         ax.invert_yaxis()
         ax.set_ylabel("rank (1 = best), mean over other choices")
