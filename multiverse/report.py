@@ -138,7 +138,7 @@ def write_report(
     """
     target = Path(out)
     with replace_dir(target, kind="report") as staging:
-        written = _write_into(cube, staging, n_boot=n_boot, seed=seed, formats=formats, log=log)
+        written = _write_into(cube, staging, n_boot=n_boot, seed=seed, formats=formats, log=log, decorate=decorate)
     return Report(
         target,
         figures=[target / p.name for p in written.figures],
@@ -155,6 +155,7 @@ def _write_into(
     seed: int,
     formats: Sequence[str],
     log: Callable[[str], None] | None,
+    decorate: Callable[[str, object, object, dict], None] | None = None,
 ) -> Report:
     """The work of :func:`write_report`, into the (staging) folder ``out``."""
     report = Report(out)
