@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "variance_decomposition": "multiverse.analysis.variance",
     "decision_study": "multiverse.analysis.variance",
     "cell_rates": "multiverse.analysis.cells",
+    "latent_class": "multiverse.analysis.latent_class",
 }
 
 __all__ = sorted(_EXPORTS)
