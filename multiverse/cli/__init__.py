@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "Write every applicable figure and a summary table for a cube.",
     "data": "Fetch and verify the public data sets.",
     "cache": "Audit the on-disk model-call cache.",
+    "annotate": "Export conversations for human annotation; import the labels as judges.",
 }
 
 
