@@ -26,6 +26,9 @@ _EXPORTS: dict[str, str] = {
     "decision_study": "multiverse.analysis.variance",
     "cell_rates": "multiverse.analysis.cells",
     "latent_class": "multiverse.analysis.latent_class",
+    "calibration_table": "multiverse.analysis.calibration",
+    "false_positive_diagnosis": "multiverse.analysis.calibration",
+    "simulator_ratings": "multiverse.analysis.simulator_ratings",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -30,7 +30,7 @@ from multiverse.cube import with_truth_judge
 from multiverse.score import list_standards, standard_codes
 
 __all__ = ["METRICS", "MULTI_RATER_METRICS", "agreement", "agreement_ci", "metric_from_tables",
-           "multi_rater_metric", "pair_tables", "ratings"]
+           "multi_rater_metric", "pair_table_draws", "pair_tables", "ratings"]
 
 METRICS = ("percent", "cohen_kappa", "scott_pi", "krippendorff_alpha", "fleiss_kappa")
 MULTI_RATER_METRICS = ("fleiss_kappa", "krippendorff_alpha")
@@ -342,6 +342,29 @@ def agreement_ci(
     result = with_interval(estimate, bounds if by else bounds[..., 0, :], ci=ci, n_boot=n_boot)
     result.attrs.update(_provenance(raters=raters, **options))
     return result
+
+
+def pair_table_draws(
+    cube: xr.Dataset, *, standard: str | None = None, dim: str = "judge", by: str | None = None,
+    n_boot: int = 0, seed: int = 0,
+) -> tuple[xr.DataArray, np.ndarray, np.ndarray | None]:
+    """Pooled pair tables and their cluster-bootstrap draws, for analyses built on pairwise agreement.
+
+    Returns
+    -------
+    tuple
+        The ratings (:func:`ratings`), the pooled tables ``(group, rater,
+        rater_b, k, k)`` and, when ``n_boot`` > 0, the resampled tables
+        ``(draw, group, rater, rater_b, k, k)`` (else None); one group without ``by``.
+    """
+    prepared = _Prepared(cube, metric="percent", standard=standard, dim=dim, by=by, scale="nominal",
+                         include_truth=False, raters=None, clusters=n_boot > 0)
+    draws = None
+    if n_boot > 0:
+        weights = cluster_weights(prepared.n_clusters, n_boot=n_boot, seed=seed)
+        draws = bootstrap_sums("pairs", prepared.flat, prepared.group, prepared.cluster, weights,
+                               n_groups=prepared.n_groups, k=prepared.k)
+    return prepared.values, prepared.pooled(), draws
 
 
 def _estimate(prepared: _Prepared, pooled: np.ndarray) -> xr.DataArray:
