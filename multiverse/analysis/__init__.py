@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "calibration_table": "multiverse.analysis.calibration",
     "false_positive_diagnosis": "multiverse.analysis.calibration",
     "simulator_ratings": "multiverse.analysis.simulator_ratings",
+    "cell_bounds": "multiverse.analysis.cell_bounds",
     "corrected_rate": "multiverse.analysis.ppi",
     "corrected_difference": "multiverse.analysis.ppi",
     "human_labels_needed": "multiverse.analysis.ppi",

@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "plot_decision_study": "multiverse.plots.variance",
     "plot_cell_heatmap": "multiverse.plots.heatmap",
     "coverage_heatmap": "multiverse.plots.coverage",
+    "plot_cell_bounds": "multiverse.plots.cell_bounds",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -124,3 +124,13 @@ def test_importing_the_figure_namespace_does_not_import_matplotlib():
     code = "import sys, multiverse.plots, multiverse.analysis; print('matplotlib' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_cell_bounds_map_hatches_untested_cells_and_counts_the_tested(cube):
+    bounds = A.cell_bounds(cube).isel(system=0, judge=0)
+    ax = P.plot_cell_bounds(bounds)
+    untested = int((bounds["n_conversations"] == 0).sum())
+    assert len(ax.patches) == untested
+    assert len(ax.texts) == bounds["n_conversations"].size - untested
+    with pytest.raises(ValueError, match="select one value"):
+        P.plot_cell_bounds(A.cell_bounds(cube))
