@@ -92,7 +92,9 @@ def calibration_table(
     xarray.Dataset
         ``estimate`` and ``ci`` (``ci_bound``) over (``rater``, ``scale``,
         ``metric``, ``group``); ``rater`` is each judge and ``humans``;
-        ``scale`` is ``three_level`` and the standard; ``metric`` is
+        ``scale`` is ``three_level`` and the standard (for a cube of nominal
+        labels, ``attrs["label_kind"] == "nominal"``, the one scale
+        ``categories``, and no false-positive diagnosis); ``metric`` is
         ``percent`` (a share) and ``cohen_kappa``.  ``n_units`` (rater, scale,
         group) counts the units compared, summed over the pairs averaged;
         ``n_conversations`` (group) the conversations with a human label.  Plus
@@ -119,8 +121,10 @@ def calibration_table(
         raise ValueError(f"calibration_table: by={by!r} must be a dim of the cube other than 'judge'")
     sub = cube.sel(judge=judges + humans)
     j_index, h_index = list(range(len(judges))), list(range(len(judges), len(judges) + len(humans)))
+    nominal = cube.attrs.get("label_kind") == "nominal"
+    scales = {"categories": None} if nominal else {"three_level": None, standard: standard}
     estimates, intervals, counts = [], [], []
-    for scale in (None, standard):
+    for scale in scales.values():
         _, pooled, draws = pair_table_draws(sub, standard=scale, by=by, n_boot=n_boot, seed=seed)
         pooled = np.concatenate([pooled, pooled.sum(axis=0, keepdims=True)])
         draws = np.concatenate([draws, draws.sum(axis=1, keepdims=True)], axis=1)
@@ -128,7 +132,7 @@ def calibration_table(
         intervals.append([percentile_interval(_rows(draws, m, j_index, h_index), ci=ci) for m in METRICS])
         counts.append(_counts(pooled, j_index, h_index))
     groups = [str(v) for v in cube[by].values] + ["overall"]
-    coords = {"rater": judges + [HUMANS], "scale": ["three_level", standard], "metric": list(METRICS), "group": groups}
+    coords = {"rater": judges + [HUMANS], "scale": list(scales), "metric": list(METRICS), "group": groups}
     estimate = np.asarray(estimates).transpose(3, 0, 1, 2)  # (scale, metric, group, rater) -> (rater, scale, metric, group)
     interval = np.asarray(intervals).transpose(3, 0, 1, 2, 4)
     out = xr.Dataset(
@@ -140,8 +144,9 @@ def calibration_table(
         },
         coords={**coords, **bound_coords()},
     )
-    diagnosis = false_positive_diagnosis(cube, humans=humans, judges=judges)
-    out = out.assign({f"fp_{name}": diagnosis[name] for name in diagnosis.data_vars})
+    if not nominal:
+        diagnosis = false_positive_diagnosis(cube, humans=humans, judges=judges)
+        out = out.assign({f"fp_{name}": diagnosis[name] for name in diagnosis.data_vars})
     out.attrs.update(
         analysis="calibration_table", multiverse_version=__version__, standard=standard, by=by,
         humans=list(humans), ci_level=ci, n_boot=n_boot, ci_method="cluster bootstrap over conversations, percentile",
