@@ -173,3 +173,21 @@ def test_cli_import_unknown_task_names_the_row(run_dir, tmp_path, capsys):
     labels = write_jsonl(tmp_path / "l.jsonl", [{"task": "x", "annotator": "a", "turn": 1, "principle": "p", "severity": 1}])
     assert cli(["annotate", "import", str(labels), "--cube", str(run_dir), "--out", str(tmp_path / "c.nc")]) == 2
     assert "l.jsonl:1: task 'x' is not a conversation" in capsys.readouterr().err
+
+
+def test_the_fill_script_writes_labels_the_import_reads(run_dir, tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fill_labels", Path(__file__).resolve().parents[2] / "examples" / "fill_labels.py")
+    fill = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fill)
+    out = tmp_path / "export"
+    assert cli(["annotate", "export", str(run_dir), "--n", "4", "--out", str(out)]) == 0
+    labels = tmp_path / "labels.jsonl"
+    assert fill.main([str(out / "tasks.jsonl"), "--cube", str(run_dir), "--out", str(labels), "--annotator", "x:0.9:0.9",
+                      "--annotator", "y:0.8:0.95"]) == 0
+    cube = import_labels([labels], cube=run_dir, out=tmp_path / "c.nc")
+    from multiverse.analysis import calibration_table
+
+    table = calibration_table(cube, humans=["human:x", "human:y"], n_boot=20)
+    assert set(table["rater"].values.tolist()) == {"strict", "lenient", "humans"}
