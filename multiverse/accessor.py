@@ -47,6 +47,14 @@ class MultiverseAccessor:
         """See :func:`multiverse.analysis.variance_decomposition`."""
         return _call("multiverse.analysis", "variance_decomposition", self._ds, **kwargs)
 
+    def calibration_table(self, **kwargs: Any) -> xr.Dataset:
+        """See :func:`multiverse.analysis.calibration_table`."""
+        return _call("multiverse.analysis", "calibration_table", self._ds, **kwargs)
+
+    def latent_class(self, **kwargs: Any) -> xr.Dataset:
+        """See :func:`multiverse.analysis.latent_class`."""
+        return _call("multiverse.analysis", "latent_class", self._ds, **kwargs)
+
     def report(self, out: Any, **kwargs: Any) -> Any:
         """See :func:`multiverse.report.write_report`."""
         return _call("multiverse.report", "write_report", self._ds, out, **kwargs)
