@@ -35,7 +35,9 @@ HUMANS = [f"human:{name}" for name in ANNOTATORS]
 REFERENCE = "human:ann_a"
 """The annotator whose verdicts the corrected rate targets."""
 TASKS = 80
-STRATIFY = ["role", "severity", "bucket"]
+STRATIFY = ["role", "system"]
+"""Strata of equal size, so every conversation has the same chance of a label: PPI++ needs labels
+drawn at random (strata by verdict, ``severity`` or ``bucket``, would need inclusion weights)."""
 N_BOOT = 1000
 
 

@@ -191,6 +191,15 @@ def corrected_rate(
         ``ci_bound``; attrs ``n_labelled``, ``n_judge_only`` and ``n_missing``
         (conversations without a valid judge verdict).  Pools every
         conversation of the cube: select one system (or one cell) first.
+
+    Notes
+    -----
+    The labelled conversations must be a random sample of the judged ones
+    (each with the same chance of a label), e.g. an export stratified by
+    ``role`` or ``system`` over strata of equal size.  A sample stratified by
+    the judges' verdicts (``severity``, ``bucket``) over-represents some
+    conversations and biases the estimate.  The target is the rate the human
+    judge(s) would report on every conversation, their own errors included.
     """
     f, y = _verdicts(cube, judge, human, standard, rule)
     y_l, f_l, f_u, missing = _split(f.values.ravel(), y.values.ravel())

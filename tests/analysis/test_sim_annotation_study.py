@@ -22,8 +22,8 @@ def study():
 @pytest.mark.slow
 def test_the_study_runs_end_to_end_at_small_size(study, tmp_path):
     numbers = study.main(out_dir=tmp_path / "out", cache_dir=tmp_path / "cache", figures_dir=tmp_path / "figures",
-                         items=12, tasks=10, n_boot=50)
-    assert numbers["simulated"] is True and numbers["tasks"] == 10
+                         items=12, tasks=12, n_boot=50)
+    assert numbers["simulated"] is True and numbers["tasks"] == 12
     assert numbers["conversations"] == 2 * 2 * 12
     for judge in ("strict", "loose", "keen"):
         assert 0 <= numbers[f"table1.{judge}.clear_breach.percent.overall"] <= 1
