@@ -190,7 +190,7 @@ def with_labels(cube: xr.Dataset, labels: Sequence[Label], *, prefix: str = HUMA
     ValueError
         Naming the file and line of a label whose task is not a conversation of
         the cube, whose principle is not one of the conversation's role, whose
-        turn is past the cube's turns, or that contradicts an earlier label of
+        turn is past the conversation's end, or that contradicts an earlier label of
         the same cell.
     """
     conversations = _conversations(cube)
@@ -224,6 +224,10 @@ def with_labels(cube: xr.Dataset, labels: Sequence[Label], *, prefix: str = HUMA
     judge_labels = out["judge"].values.tolist()
     others = [i for i, j in enumerate(judge_labels) if j not in judges]
     ruled = (severity[..., others] != S.NOT_APPLICABLE).any(axis=-1) if others else np.ones(severity.shape[:-1], bool)
+    for label in seen.values():
+        cell = (label.turn - 1, principles.index(label.target)) if label.kind == "severity" else None
+        if cell is not None and not any(ruled[position + cell] for position in conversations[label.task]):
+            raise ValueError(f"{label.where}: turn {label.turn} is past the end of conversation {label.task!r}")
     rating = out["rating"].transpose(*S.CONVERSATION_DIMS, "user_turn", "axis", "judge").values.copy() \
         if "rating" in out else None
     unmapped = np.zeros(len(judge_labels), dtype=np.int64)

@@ -99,6 +99,8 @@ def test_import_adds_humans_and_is_idempotent(run_dir, tmp_path):
                  r"field 'turn' holds 0", id="turn-zero"),
     pytest.param({"task": "T", "annotator": "a", "turn": 1, "principle": "authority", "severity": 0},
                  r"principle 'authority' is not one of role 'tutor'", id="principle-of-another-role"),
+    pytest.param({"task": "T", "annotator": "a", "turn": 4, "principle": "confidentiality", "severity": 0},
+                 r"turn 4 is past the", id="turn-past-the-horizon"),
     pytest.param({"task": "T", "annotator": "a", "turn": 1, "axis": "charm", "rating": 3},
                  r"field 'axis' holds 'charm'", id="unknown-axis"),
 ])
@@ -191,3 +193,13 @@ def test_the_fill_script_writes_labels_the_import_reads(run_dir, tmp_path):
 
     table = calibration_table(cube, humans=["human:x", "human:y"], n_boot=20)
     assert set(table["rater"].values.tolist()) == {"strict", "lenient", "humans"}
+
+
+def test_a_turn_no_judge_rated_is_past_the_conversation(run_dir, tmp_path):
+    cube = open_cube(run_dir)
+    task = str(cube["transcript_id"].sel(role="tutor").values.ravel()[0])
+    where = (cube["transcript_id"] == task)
+    cube["severity"] = cube["severity"].where(~(where & (cube["turn"] == 3)), S.NOT_APPLICABLE).astype(np.int8)
+    row = {"task": task, "annotator": "a", "turn": 3, "principle": "confidentiality", "severity": 0}
+    with pytest.raises(ValueError, match=f"turn 3 is past the end of conversation '{task}'"):
+        with_labels(cube, read_labels([write_jsonl(tmp_path / "l.jsonl", [row])]))
