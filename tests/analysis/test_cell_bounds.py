@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 from multiverse import _schema as S
-from multiverse.analysis.cell_bounds import cell_bounds, clopper_pearson
+from multiverse.analysis.exact_bounds import cell_bounds, clopper_pearson
 from multiverse.analysis.cells import principle_verdicts
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from multiverse.analysis.latent_class import dawid_skene, latent_class
+from multiverse.analysis.latent import dawid_skene, latent_class
 from multiverse.analysis.raters import ratings
 
 crowdkit = pytest.importorskip("crowdkit.aggregation")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from multiverse.analysis.simulator_ratings import simulator_ratings
+from multiverse.analysis.user_ratings import simulator_ratings
 
 
 def rated_cube(values):
