@@ -153,7 +153,11 @@ def _split(f: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     return y[labelled], f[labelled], f[valid_f & np.isnan(y)], int((~valid_f).sum())
 
 
-def _result(parts: dict[str, float], *, n: int, big_n: int, missing: int, what: str, ci: float) -> xr.Dataset:
+def _result(parts: dict[str, float], *, n: int, big_n: int, missing: int, what: str, ci: float,
+            limits: tuple[float, float]) -> xr.Dataset:
+    """The kernel's numbers as a Dataset, the intervals clipped to the estimand's range (which keeps coverage)."""
+    for name in ("lower", "upper", "human_lower", "human_upper"):
+        parts[name] = float(np.clip(parts[name], *limits))
     out = xr.Dataset({name: ((), value) for name, value in parts.items()})
     out["ci"] = xr.DataArray([parts["lower"], parts["upper"]], dims="ci_bound", coords={"ci_bound": ["lower", "upper"]})
     out["human_ci"] = xr.DataArray([parts["human_lower"], parts["human_upper"]], dims="ci_bound")
@@ -188,7 +192,7 @@ def corrected_rate(
     xarray.Dataset
         0-d ``estimate``, ``se``, ``lam``, ``human_estimate``; ``ci`` and
         ``human_ci`` (the human-only interval on the same labels) over
-        ``ci_bound``; attrs ``n_labelled``, ``n_judge_only`` and ``n_missing``
+        ``ci_bound``, clipped to [0, 1]; attrs ``n_labelled``, ``n_judge_only`` and ``n_missing``
         (conversations without a valid judge verdict).  Pools every
         conversation of the cube: select one system (or one cell) first.
 
@@ -204,7 +208,7 @@ def corrected_rate(
     f, y = _verdicts(cube, judge, human, standard, rule)
     y_l, f_l, f_u, missing = _split(f.values.ravel(), y.values.ravel())
     parts = ppi_mean(y_l, f_l, f_u, ci=ci, lam=lam, small_sample=small_sample)
-    return _result(parts, n=len(y_l), big_n=len(f_u), missing=missing, what="corrected_rate", ci=ci)
+    return _result(parts, n=len(y_l), big_n=len(f_u), missing=missing, what="corrected_rate", ci=ci, limits=(0.0, 1.0))
 
 
 def corrected_difference(
@@ -217,7 +221,7 @@ def corrected_difference(
     Conversations are paired on every other conversation dim (the same item,
     replicate, role ...); a pair is labelled when the humans judged both sides
     and judge-only when they judged neither; pairs with one side labelled are
-    judge-only.  Returns what :func:`corrected_rate` returns.
+    judge-only.  Returns what :func:`corrected_rate` returns (intervals clipped to [-1, 1]).
     """
     f, y = _verdicts(cube, judge, human, standard, rule)
     if dim not in S.CONVERSATION_DIMS:
@@ -226,7 +230,7 @@ def corrected_difference(
     dy = (y.sel({dim: a}) - y.sel({dim: b})).values.ravel()
     y_l, f_l, f_u, missing = _split(df, dy)
     parts = ppi_mean(y_l, f_l, f_u, ci=ci, lam=lam, small_sample=small_sample)
-    return _result(parts, n=len(y_l), big_n=len(f_u), missing=missing, what="corrected_difference", ci=ci)
+    return _result(parts, n=len(y_l), big_n=len(f_u), missing=missing, what="corrected_difference", ci=ci, limits=(-1.0, 1.0))
 
 
 def human_labels_needed(

@@ -86,3 +86,14 @@ def test_a_labelled_set_without_disagreement_still_has_width():
     got = ppi_mean(y, np.zeros(12), np.r_[np.zeros(500), np.ones(20)])
     assert got["upper"] - got["lower"] > 0.1
     assert ppi_mean(y, np.zeros(12), np.zeros(100), small_sample=False)["upper"] == 0.0
+
+
+def test_intervals_stay_inside_the_rate_range(make_cube):
+    judges = {"model": {"sensitivity": 0.99, "specificity": 0.99}, "human:a": {"sensitivity": 1.0, "specificity": 1.0}}
+    cube = make_cube(systems={"a": 0.6}, judges=judges, replicates=1, items=60, horizon=3, partial=0.0, seed=1)
+    human = cube["severity"].sel(judge="human:a").copy()
+    human[{"item": slice(10, None)}] = -2
+    cube["severity"].loc[{"judge": "human:a"}] = human
+    out = corrected_rate(cube, judge="model", human="human:a")
+    assert 0.0 <= float(out["ci"].sel(ci_bound="lower")) <= float(out["ci"].sel(ci_bound="upper")) <= 1.0
+    assert float(out["human_ci"].sel(ci_bound="upper")) <= 1.0
