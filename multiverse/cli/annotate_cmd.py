@@ -3,9 +3,9 @@
 ``annotate export RUN_OR_CUBE --n N --stratify role,severity,bucket --out DIR
 [--format jsonl|csv|html] [--seed S]`` writes ``DIR/tasks.jsonl`` (one blinded
 task per sampled conversation), for ``csv`` also ``DIR/labels.csv`` (the blank
-label sheet), and ``DIR/strata_key.json`` (what each opaque stratum id means:
-for the researcher, not the annotators).  ``html`` writes the annotation form
-when the viewer is part of the build.  ``DIR`` is replaced only when empty or
+label sheet), for ``html`` the annotation form in ``DIR/form/`` (when the
+viewer is part of the build), and ``DIR/strata_key.json`` (what each opaque stratum id means:
+for the researcher, not the annotators).  ``DIR`` is replaced only when empty or
 written by ``annotate export`` before.
 
 ``annotate import LABELS... --cube CUBE --out CUBE2`` adds every annotator of
@@ -81,7 +81,7 @@ def _export(args: argparse.Namespace) -> int:
         if args.format == "csv":
             blank_sheet(tasks).to_csv(staging / "labels.csv", index=False)
         if writer is not None:
-            writer(tasks, staging)
+            writer(tasks, staging / "form")
         (staging / "strata_key.json").write_text(json.dumps(key, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         manifest = {"command": "annotate export", "n": args.n, "stratify": stratify, "seed": args.seed,
                     "format": args.format, "tasks": len(tasks)}

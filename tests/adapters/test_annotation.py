@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -151,7 +152,6 @@ def test_cli_export_fill_import_round_trip(run_dir, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    pytest.param(["--format", "html"], "--format html: not available", id="html-without-viewer"),
     pytest.param(["--stratify", "mood"], "unknown strata", id="unknown-stratum"),
     pytest.param(["--n", "0"], "--n: 0", id="no-conversations"),
 ])
@@ -203,3 +203,19 @@ def test_a_turn_no_judge_rated_is_past_the_conversation(run_dir, tmp_path):
     row = {"task": task, "annotator": "a", "turn": 3, "principle": "confidentiality", "severity": 0}
     with pytest.raises(ValueError, match=f"turn 3 is past the end of conversation '{task}'"):
         with_labels(cube, read_labels([write_jsonl(tmp_path / "l.jsonl", [row])]))
+
+
+def test_cli_html_without_the_viewer_is_a_clear_error(run_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "multiverse.view", None)  # the build without the viewer
+    args = ["annotate", "export", str(run_dir), "--n", "3", "--out", str(tmp_path / "x"), "--format", "html"]
+    assert cli(args) == 2
+    err = capsys.readouterr().err
+    assert "--format html: not available" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()
+
+
+def test_cli_html_writes_the_form_beside_the_tasks(run_dir, tmp_path):
+    pytest.importorskip("multiverse.view")
+    out = tmp_path / "x"
+    assert cli(["annotate", "export", str(run_dir), "--n", "3", "--out", str(out), "--format", "html"]) == 0
+    assert (out / "form" / "index.html").exists() and (out / "tasks.jsonl").exists()
