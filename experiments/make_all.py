@@ -39,6 +39,7 @@ STUDIES: tuple[str, ...] = (
     "real_tau_bench",
     "real_tau2_judges",
     "real_alpaca_rankings",
+    "sim_annotation",
 )
 """Study modules, in the order they run."""
 

@@ -34,6 +34,8 @@ DATASET_METHODS: dict[str, str] = {
     "rankings": "multiverse.analysis.ranking",
     "rank_agreement": "multiverse.analysis.ranking",
     "variance_decomposition": "multiverse.analysis.variance",
+    "calibration_table": "multiverse.analysis.calibration",
+    "latent_class": "multiverse.analysis.latent",
     "write_report": "multiverse.report",
 }
 """Method name -> module of the function of the same name, on ``Dataset.multiverse`` (cubes)."""

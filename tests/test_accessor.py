@@ -30,6 +30,12 @@ def test_accessor_methods_equal_the_functions():
     xr.testing.assert_identical(
         cube.multiverse.variance_decomposition(), multiverse.analysis.variance_decomposition(multiverse.score(cube))
     )
+    xr.testing.assert_identical(cube.multiverse.latent_class(), multiverse.analysis.latent_class(cube))
+    three = planted_cube(judges={"h1": {}, "h2": {}, "model": {"leniency": 0.5}}, seed=3)
+    xr.testing.assert_identical(
+        three.multiverse.calibration_table(humans=["h1", "h2"], n_boot=5),
+        multiverse.analysis.calibration_table(three, humans=["h1", "h2"], n_boot=5),
+    )
 
 
 def _function(module, name):

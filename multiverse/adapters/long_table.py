@@ -3,7 +3,14 @@
 One row per judgment; named columns say what each column means (the
 pingouin convention).  Scores are severity codes: 0 full adherence, 1 partial
 deviation, 2 clear breach; an empty cell is a missing judgment (-1, reason
-``not_recorded``); -1 and -2 are accepted as written.
+``not_recorded``); -1 and -2 are accepted as written.  With ``labels=`` the
+score column holds raw labels (``"Tie"``, ``"A"``, ``5``...) mapped to codes;
+a value the mapping does not cover is a missing judgment (reason
+``no_verdict``), counted per value in ``attrs["unmapped"]``.  Codes of a
+mapping may be nominal categories rather than severities (e.g. a pairwise
+preference ``{"A": 0, "B": 1, "Tie": 2}``): agreement and latent-class models
+read them as categories; ``attrs["label_kind"]`` says ``nominal`` and
+``attrs["label_codes"]`` keeps the mapping.
 
 Rows are numbered from 1 in the order read (the header is not a row).
 """
@@ -11,7 +18,8 @@ Rows are numbered from 1 in the order read (the header is not a row).
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable
+from collections import Counter
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +64,8 @@ def long_table(
     principle: str | None = None,
     replicate: str | None = None,
     role: str = IMPORTED,
+    labels: Mapping[Hashable, int] | None = None,
+    nominal: bool = False,
 ) -> xr.Dataset:
     """A long-format table of judgments -> a cube.
 
@@ -74,12 +84,22 @@ def long_table(
         Column of non-negative integer replicates (default: 0).
     role
         The role label (``user_sim`` and ``condition`` are ``imported``).
+    labels
+        Raw label -> code (0, 1, 2; or -1 missing, -2 not applicable).  Keys
+        match a cell's value exactly or as text (``"1"`` matches ``1`` and
+        ``1.0``); unmapped values are missing (reason ``no_verdict``) and
+        counted.  Without it the column must hold severity codes.
+    nominal
+        The codes are categories without an order (e.g. preferences), not
+        severities; recorded in ``attrs["label_kind"]``.
 
     Returns
     -------
     xarray.Dataset
         Integer items are their own labels; other items are numbered in sorted
-        order, the originals kept in coordinate ``item_id``.  A (conversation,
+        order, the originals kept in coordinate ``item_id``.  Attrs
+        ``unmapped`` ({raw value: rows}) and ``n_unmapped`` count the values
+        ``labels`` did not cover.  A (conversation,
         principle, judge) with no row is missing (``not_recorded``) on every
         turn some rater judged in that conversation; turns no one judged are
         not applicable.
@@ -102,7 +122,10 @@ def long_table(
     rows["principle"] = _labels(table, principle, where) if principle else DEFAULT_PRINCIPLE
     rows["turn"] = _integers(table, turn, where, minimum=1) if turn else 1
     rows["replicate"] = _integers(table, replicate, where, minimum=0) if replicate else 0
-    rows["severity"] = _scores(table, score, where)
+    if labels is None:
+        rows["severity"], rows["unmapped"], unmapped = _scores(table, score, where), False, Counter()
+    else:
+        rows["severity"], rows["unmapped"], unmapped = _mapped_scores(table, score, where, labels)
     keys = ["system", "replicate", "item", "turn", "principle", "judge"]
     repeated = rows.duplicated(keys, keep=False)
     if repeated.any():
@@ -126,7 +149,9 @@ def long_table(
         judge=judges,
         role_principles={role: principles},
         coords={"item_id": ("item", item_ids)},
-        attrs={"source": "long table"},
+        attrs={"source": "long table", "label_kind": "nominal" if nominal else "severity",
+               "label_codes": {str(k): int(v) for k, v in (labels or {}).items()},
+               "unmapped": dict(unmapped), "n_unmapped": int(sum(unmapped.values()))},
     )
     positions = {
         "system": rows["system"].map({v: i for i, v in enumerate(systems)}).to_numpy(),
@@ -151,7 +176,9 @@ def long_table(
     grid[tuple(positions[d] for d in ("system", "replicate", "item", "turn", "principle", "judge"))] = rows["severity"].to_numpy()
     cube["severity"].values[:, 0, 0, 0] = grid
     not_recorded = S.MISSING_REASONS.index("not_recorded")
-    cube["missing_count"].values[:, not_recorded] = (grid == S.MISSING).sum(axis=(0, 1, 2, 3, 4))
+    no_verdict = np.bincount(positions["judge"][rows["unmapped"].to_numpy(dtype=bool)], minlength=len(judges))
+    cube["missing_count"].values[:, not_recorded] = (grid == S.MISSING).sum(axis=(0, 1, 2, 3, 4)) - no_verdict
+    cube["missing_count"].values[:, S.MISSING_REASONS.index("no_verdict")] = no_verdict
     conversation = judged_turn.any(axis=-1)
     cube["ended"].values[:, 0, 0, 0] = np.where(conversation, "completed", "failed")
     return cube
@@ -191,6 +218,32 @@ def _integer(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value.strip())
     return None
+
+
+def _mapped_scores(
+    table: pd.DataFrame, column: str, where: str, labels: Mapping[Hashable, int]
+) -> tuple[pd.Series, pd.Series, Counter]:
+    """Codes of the raw labels in ``column``, which rows no key covered, and the count of each such value."""
+    allowed = {S.FULL_ADHERENCE, S.PARTIAL_DEVIATION, S.CLEAR_BREACH, S.MISSING, S.NOT_APPLICABLE}
+    bad = {k: v for k, v in labels.items() if _integer(v) not in allowed}
+    if bad:
+        raise ValueError(f"labels=: codes must be 0, 1, 2 (or -1, -2); got {bad}")
+    as_text = {_as_label(k) if not isinstance(k, str) else k.strip(): int(v) for k, v in labels.items()}
+    out, flags, unmapped = [], [], Counter()
+    for value in table[column]:
+        code, uncovered = S.MISSING, False
+        blank = value is None or (isinstance(value, float) and np.isnan(value)) or (isinstance(value, str) and not value.strip())
+        if not blank:
+            text = value.strip() if isinstance(value, str) else _as_label(value)
+            found = labels[value] if value in labels else as_text.get(text)
+            if found is None:
+                unmapped[text] += 1
+                uncovered = True
+            else:
+                code = int(found)
+        flags.append(uncovered)
+        out.append(code)
+    return pd.Series(out, dtype=np.int8), pd.Series(flags, dtype=bool), unmapped
 
 
 def _scores(table: pd.DataFrame, column: str, where: str) -> pd.Series:

@@ -25,6 +25,14 @@ _EXPORTS: dict[str, str] = {
     "variance_decomposition": "multiverse.analysis.variance",
     "decision_study": "multiverse.analysis.variance",
     "cell_rates": "multiverse.analysis.cells",
+    "latent_class": "multiverse.analysis.latent",
+    "calibration_table": "multiverse.analysis.calibration",
+    "false_positive_diagnosis": "multiverse.analysis.calibration",
+    "simulator_ratings": "multiverse.analysis.user_ratings",
+    "cell_bounds": "multiverse.analysis.exact_bounds",
+    "corrected_rate": "multiverse.analysis.ppi",
+    "corrected_difference": "multiverse.analysis.ppi",
+    "human_labels_needed": "multiverse.analysis.ppi",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -2,38 +2,38 @@
 
 Every pair of raters is compared on the units both rated: one unit is one judged
 cell (conversation x turn x principle, and every other dim except the rater dim).
-All four metrics are functions of the pair's contingency table, so the kernel
-builds per-conversation tables once; point estimates sum them and the cluster
-bootstrap reweights them by resampled conversations.
+The pairwise metrics are functions of the pair's contingency table; the
+multi-rater metrics (``raters=[...]``) of the rater set's coincidence matrix
+(Krippendorff's alpha) or category totals (Fleiss' kappa).  Point estimates pool
+those tables over units without per-conversation arrays; the cluster bootstrap
+builds per-conversation tables a block at a time
+(:mod:`multiverse.analysis._agreement_stats`).
 
 Written here rather than called from ``krippendorff`` / ``statsmodels`` because
 those take one pair (or one rater set) at a time with no weights: this computes
-every pair, every group and every bootstrap draw from one array of tables.  The
+every pair, every group and every bootstrap draw from additive tables.  The
 tests pin every metric to those packages to 1e-9.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import xarray as xr
 
 from multiverse import __version__
 from multiverse import _schema as S
+from multiverse.analysis._agreement_stats import UNITS_PER_CHUNK, accumulate, bootstrap_sums
 from multiverse.analysis._bootstrap import cluster_weights, percentile_interval, with_interval
 from multiverse.cube import with_truth_judge
 from multiverse.score import list_standards, standard_codes
 
-__all__ = [
-    "METRICS",
-    "SCALES",
-    "metric_from_tables",
-    "pair_tables",
-    "ratings",
-    "agreement",
-    "agreement_ci",
-]
+__all__ = ["METRICS", "MULTI_RATER_METRICS", "agreement", "agreement_ci", "metric_from_tables",
+           "multi_rater_metric", "pair_table_draws", "pair_tables", "ratings"]
 
-METRICS = ("percent", "cohen_kappa", "scott_pi", "krippendorff_alpha")
+METRICS = ("percent", "cohen_kappa", "scott_pi", "krippendorff_alpha", "fleiss_kappa")
+MULTI_RATER_METRICS = ("fleiss_kappa", "krippendorff_alpha")
 SCALES = ("nominal", "ordinal")
 
 
@@ -45,8 +45,9 @@ def metric_from_tables(tables: np.ndarray, *, metric: str, scale: str = "nominal
 
     ``tables[..., i, j]`` counts units rater A put in category i and rater B in j.
     ``scale`` matters only for ``krippendorff_alpha`` (nominal or ordinal
-    distance between categories, Krippendorff 2011).  NaN where undefined
-    (no units, or no variation for chance-corrected metrics).
+    distance between categories, Krippendorff 2011).  Fleiss' kappa of two
+    raters is Scott's pi.  NaN where undefined (no units, or no variation for
+    chance-corrected metrics).
     """
     tables = np.asarray(tables, dtype=float)
     n = tables.sum(axis=(-2, -1))
@@ -59,62 +60,70 @@ def metric_from_tables(tables: np.ndarray, *, metric: str, scale: str = "nominal
         if metric == "cohen_kappa":
             expected = (rows * cols).sum(axis=-1) / n**2
             return (observed - expected) / (1 - expected)
-        if metric == "scott_pi":
+        if metric in ("scott_pi", "fleiss_kappa"):
             pooled = (rows + cols) / (2 * n[..., None])
             expected = (pooled**2).sum(axis=-1)
             return (observed - expected) / (1 - expected)
         if metric == "krippendorff_alpha":
-            return _alpha(tables, scale)
+            return alpha_from_coincidence(tables + np.swapaxes(tables, -2, -1), scale)
     raise ValueError(f"metric {metric!r}: expected one of {METRICS}")
 
 
-def _alpha(tables: np.ndarray, scale: str) -> np.ndarray:
-    coincidence = tables + np.swapaxes(tables, -2, -1)
+def alpha_from_coincidence(coincidence: np.ndarray, scale: str) -> np.ndarray:
+    """Krippendorff's alpha from coincidence matrices ``(..., k, k)`` (Krippendorff 2011)."""
+    coincidence = np.asarray(coincidence, dtype=float)
     n_c = coincidence.sum(axis=-1)
     n = n_c.sum(axis=-1)
-    k = tables.shape[-1]
+    k = coincidence.shape[-1]
     if scale == "nominal":
-        delta2 = np.broadcast_to(1.0 - np.eye(k), tables.shape)
+        delta2 = np.broadcast_to(1.0 - np.eye(k), coincidence.shape)
     elif scale == "ordinal":
         cum = np.cumsum(n_c, axis=-1)
         delta = cum[..., None, :] - cum[..., :, None] + (n_c[..., :, None] - n_c[..., None, :]) / 2
         delta2 = delta**2
     else:
         raise ValueError(f"scale {scale!r}: expected one of {SCALES}")
-    observed = (coincidence * delta2).sum(axis=(-2, -1))
-    expected = (n_c[..., :, None] * n_c[..., None, :] * delta2).sum(axis=(-2, -1)) / (n - 1)
-    return 1 - observed / expected
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = (coincidence * delta2).sum(axis=(-2, -1))
+        expected = (n_c[..., :, None] * n_c[..., None, :] * delta2).sum(axis=(-2, -1)) / (n - 1)
+        return 1 - observed / expected
+
+
+def fleiss_from_totals(totals: np.ndarray, *, n_raters: int) -> np.ndarray:
+    """Fleiss' kappa (Fleiss 1971) from ``(..., 2 + k)`` sums over units every rater rated.
+
+    ``totals[..., 0]`` counts the units, ``[..., 1]`` sums each unit's squared
+    category counts, ``[..., 2:]`` the category totals.
+    """
+    totals = np.asarray(totals, dtype=float)
+    units, squares, categories = totals[..., 0], totals[..., 1], totals[..., 2:]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = (squares - units * n_raters) / (units * n_raters * (n_raters - 1))
+        shares = categories / (units * n_raters)[..., None]
+        expected = (shares**2).sum(axis=-1)
+        return (observed - expected) / (1 - expected)
+
+
+def multi_rater_metric(stats: np.ndarray, *, metric: str, scale: str, n_raters: int) -> np.ndarray:
+    """A multi-rater metric from its statistic (coincidence matrices or Fleiss totals)."""
+    if metric == "krippendorff_alpha":
+        return alpha_from_coincidence(stats, scale)
+    return fleiss_from_totals(stats, n_raters=n_raters)
 
 
 def pair_tables(
     ratings: np.ndarray, cluster: np.ndarray, group: np.ndarray, *, n_clusters: int, n_groups: int, k: int
 ) -> np.ndarray:
-    """Per-cluster contingency tables of every rater pair.
+    """Per-cluster contingency tables of every rater pair, ``(cluster, rater, rater_b, group, k, k)``.
 
-    Parameters
-    ----------
-    ratings
-        int ``(unit, rater)``: categories ``0..k-1``, negative = not rated.
-    cluster, group
-        int ``(unit,)``: the conversation each unit belongs to, and its group.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(cluster, rater, rater_b, group, k, k)`` counts over units both raters rated.
+    For inspection and tests on small data; the analyses never build this array
+    for all clusters at once.  ``ratings`` is int ``(unit, rater)`` (categories
+    ``0..k-1``, negative = not rated); ``cluster`` and ``group`` int ``(unit,)``.
     """
-    n_raters = ratings.shape[1]
-    out = np.zeros((n_clusters, n_raters, n_raters, n_groups, k, k), dtype=np.int64)
-    base = (cluster.astype(np.int64) * n_groups + group) * k * k
-    for a in range(n_raters):
-        for b in range(a, n_raters):
-            both = (ratings[:, a] >= 0) & (ratings[:, b] >= 0)
-            index = base[both] + ratings[both, a].astype(np.int64) * k + ratings[both, b]
-            counts = np.bincount(index, minlength=n_clusters * n_groups * k * k)
-            table = counts.reshape(n_clusters, n_groups, k, k)
-            out[:, a, b] = table
-            out[:, b, a] = np.swapaxes(table, -2, -1)
-    return out
+    cell = cluster.astype(np.int64) * n_groups + group
+    tables = accumulate("pairs", ratings, cell, n_groups=n_clusters * n_groups, k=k)
+    shape = (n_clusters, n_groups) + tables.shape[1:]
+    return np.moveaxis(tables.reshape(shape), 1, 3).astype(np.int64)
 
 
 # --- xarray layer: the cube -> ratings ---------------------------------------------------------------
@@ -149,51 +158,79 @@ def ratings(
     return values.transpose(*others, dim)
 
 
-def _unit_index(values: xr.DataArray, dim: str, by: str | None) -> tuple[np.ndarray, int, np.ndarray, int]:
-    """Conversation and group index of every unit (units flattened in C order)."""
+def _unit_index(values: xr.DataArray, dim: str, by: str | None, *, clusters: bool) -> tuple[np.ndarray, int, np.ndarray, int]:
+    """Conversation (when ``clusters``) and group index of every unit (units flattened in C order)."""
     unit_dims = [d for d in values.dims if d != dim]
     shape = [values.sizes[d] for d in unit_dims]
-    conv_dims = [d for d in S.CONVERSATION_DIMS if d in unit_dims]
-    grids = np.indices(shape, sparse=True)
-    position = {d: g for d, g in zip(unit_dims, grids, strict=True)}
-    cluster = np.zeros(shape, dtype=np.int64)
-    n_clusters = 1
-    for d in conv_dims:
-        cluster = cluster * values.sizes[d] + position[d]
-        n_clusters *= values.sizes[d]
+    grids = dict(zip(unit_dims, np.indices(shape, sparse=True), strict=True))
+    cluster, n_clusters = np.zeros(0, dtype=np.int64), 1
+    if clusters:
+        cluster = np.zeros(shape, dtype=np.int64)
+        for d in (d for d in S.CONVERSATION_DIMS if d in unit_dims):
+            cluster = cluster * values.sizes[d] + grids[d]
+            n_clusters *= values.sizes[d]
+        cluster = np.broadcast_to(cluster, shape).ravel()
     if by is None:
-        group, n_groups = np.zeros(shape, dtype=np.int64), 1
-    else:
-        group, n_groups = np.broadcast_to(position[by], shape), values.sizes[by]
-    return np.broadcast_to(cluster, shape).ravel(), n_clusters, np.ascontiguousarray(group).ravel(), n_groups
+        return cluster, n_clusters, np.zeros(int(np.prod(shape)), dtype=np.int64), 1
+    group = np.ascontiguousarray(np.broadcast_to(grids[by], shape)).ravel().astype(np.int64)
+    return cluster, n_clusters, group, values.sizes[by]
 
 
-def _tables(
-    cube: xr.Dataset, *, metric: str, standard: str | None, dim: str, by: str | None, scale: str, include_truth: bool
-) -> tuple[xr.DataArray, np.ndarray]:
-    """The checked options' ratings and their per-conversation pair tables ``(cluster, rater, rater_b, group, k, k)``."""
-    if metric not in METRICS:
-        raise ValueError(f"agreement: metric {metric!r}, expected one of {', '.join(METRICS)}")
-    if scale not in SCALES:
-        raise ValueError(f"agreement: scale {scale!r}, expected one of {', '.join(SCALES)}")
-    values = ratings(cube, standard=standard, dim=dim, include_truth=include_truth)
-    if by is not None and (by == dim or by not in values.dims):
-        raise ValueError(f"agreement: by={by!r} must be a dim of the cube other than {dim!r}")
-    cluster, n_clusters, group, n_groups = _unit_index(values, dim, by)
-    flat = values.values.reshape(-1, values.sizes[dim])
-    k = 3 if standard is None else 2
-    return values, pair_tables(flat, cluster, group, n_clusters=n_clusters, n_groups=n_groups, k=k)
+class _Prepared:
+    """The checked options, the ratings ``(unit, rater)`` and what the metric is computed from."""
+
+    def __init__(self, cube: xr.Dataset, *, metric: str, standard: str | None, dim: str, by: str | None, scale: str,
+                 include_truth: bool, raters: Sequence[str] | None, clusters: bool) -> None:
+        if metric not in METRICS:
+            raise ValueError(f"agreement: metric {metric!r}, expected one of {', '.join(METRICS)}")
+        if scale not in SCALES:
+            raise ValueError(f"agreement: scale {scale!r}, expected one of {', '.join(SCALES)}")
+        values = ratings(cube, standard=standard, dim=dim, include_truth=include_truth)
+        if by is not None and (by == dim or by not in values.dims):
+            raise ValueError(f"agreement: by={by!r} must be a dim of the cube other than {dim!r}")
+        if raters is not None:
+            values = values.sel({dim: _checked_raters(values, raters, dim=dim, metric=metric)})
+        self.values, self.dim, self.by, self.metric, self.scale = values, dim, by, metric, scale
+        self.multi = raters is not None
+        self.kind = "pairs" if not self.multi else ("coincidence" if metric == "krippendorff_alpha" else "fleiss")
+        self.k = 3 if standard is None else 2
+        self.flat = values.values.reshape(-1, values.sizes[dim])
+        self.cluster, self.n_clusters, self.group, self.n_groups = _unit_index(values, dim, by, clusters=clusters)
+
+    def pooled(self) -> np.ndarray:
+        """The statistic pooled over every unit, ``(group, ...)``."""
+        return accumulate(self.kind, self.flat, self.group, n_groups=self.n_groups, k=self.k)
+
+    def metric_of(self, stats: np.ndarray) -> np.ndarray:
+        """The metric of pooled statistics ``(..., group, *stat)``; pairwise results as ``(..., rater, rater_b, group)``."""
+        if self.multi:
+            return multi_rater_metric(stats, metric=self.metric, scale=self.scale, n_raters=self.flat.shape[1])
+        return np.moveaxis(metric_from_tables(stats, metric=self.metric, scale=self.scale), -3, -1)
 
 
-def _wrap(result: np.ndarray, values: xr.DataArray, dim: str, by: str | None) -> xr.DataArray:
-    """``(rater, rater_b, group)`` array -> DataArray with named dims (``group`` dropped without ``by``)."""
+def _checked_raters(values: xr.DataArray, raters: Sequence[str], *, dim: str, metric: str) -> list:
+    if metric not in MULTI_RATER_METRICS:
+        raise ValueError(f"agreement: raters= needs a multi-rater metric ({', '.join(MULTI_RATER_METRICS)}), "
+                         f"got {metric!r}; without raters= every pair is compared")
+    chosen = list(raters)
+    known = values[dim].values.tolist()
+    unknown = [r for r in chosen if r not in known]
+    if unknown:
+        raise ValueError(f"agreement: raters {unknown} are not values of {dim!r} ({', '.join(map(str, known))})")
+    if len(set(chosen)) < 2 or len(set(chosen)) != len(chosen):
+        raise ValueError(f"agreement: raters= needs at least two distinct raters, got {chosen}")
+    return chosen
+
+
+def _wrap(result: np.ndarray, values: xr.DataArray, dim: str, by: str | None, *, multi: bool) -> xr.DataArray:
+    """``(rater, rater_b, group)`` (or ``(group,)`` for a rater set) -> DataArray with named dims."""
     labels = values[dim].values
-    dims = [dim, f"{dim}_b"] + ([by] if by else [])
-    coords = {dim: labels, f"{dim}_b": labels}
+    dims = ([] if multi else [dim, f"{dim}_b"]) + ([by] if by else [])
+    coords = {} if multi else {dim: labels, f"{dim}_b": labels}
     if by:
         coords[by] = values[by].values
     else:
-        result = result[:, :, 0]
+        result = result[..., 0]
     return xr.DataArray(result, dims=dims, coords=coords)
 
 
@@ -206,15 +243,17 @@ def agreement(
     by: str | None = None,
     scale: str = "nominal",
     include_truth: bool = False,
+    raters: Sequence[str] | None = None,
 ) -> xr.DataArray:
-    """Pairwise agreement between the raters along ``dim``.
+    """Agreement between the raters along ``dim``: every pair, or one rater set.
 
     Parameters
     ----------
     cube
         A judgment cube.
     metric
-        ``"percent"``, ``"cohen_kappa"``, ``"scott_pi"`` or ``"krippendorff_alpha"``.
+        ``"percent"``, ``"cohen_kappa"``, ``"scott_pi"``, ``"krippendorff_alpha"``
+        or ``"fleiss_kappa"`` (of two raters: Scott's pi).
     standard
         ``None`` compares the three-level severity (0/1/2); a standard's name
         compares its binary violation codes.
@@ -226,21 +265,32 @@ def agreement(
         ``"nominal"`` or ``"ordinal"`` distances for Krippendorff's alpha.
     include_truth
         Add the cube's planted ``truth`` as a rater named ``"truth"``.
+    raters
+        With a multi-rater metric (``fleiss_kappa``, ``krippendorff_alpha``):
+        one value over this set of raters instead of the pairwise matrix.
+        Krippendorff's alpha uses every unit at least two of them rated;
+        Fleiss' kappa the units all of them rated (its formula assumes a fixed
+        number of ratings per unit).
 
     Returns
     -------
     xarray.DataArray
-        Dims (``dim``, ``<dim>_b``[, ``by``]); coordinate ``n_units`` counts the
-        units both raters rated (severity >= 0), the only ones compared.
+        Without ``raters``: dims (``dim``, ``<dim>_b``[, ``by``]); coordinate
+        ``n_units`` counts the units both raters rated (severity >= 0), the only
+        ones compared.  With ``raters``: 0-d (or over ``by``) with coordinate
+        ``n_units`` (units used) and ``n_rated`` (units at least one of them
+        rated), and the raters in ``attrs["raters"]``.
 
     See Also
     --------
     agreement_ci, multiverse.plots.plot_agreement
     """
     options = {"metric": metric, "standard": standard, "dim": dim, "by": by, "scale": scale}
-    values, tables = _tables(cube, include_truth=include_truth, **options)
-    out = _estimate(tables.sum(axis=0), values, metric=metric, scale=scale, dim=dim, by=by)
-    out.attrs.update(_provenance(**options))
+    prepared = _Prepared(cube, include_truth=include_truth, raters=raters, clusters=False, **options)
+    out = _estimate(prepared, prepared.pooled())
+    out.attrs.update(_provenance(raters=raters, **options))
+    if raters is not None and out.ndim == 0:
+        out.attrs.update(n_units=int(out["n_units"]), n_rated=int(out["n_rated"]))
     return out
 
 
@@ -253,6 +303,7 @@ def agreement_ci(
     by: str | None = None,
     scale: str = "nominal",
     include_truth: bool = False,
+    raters: Sequence[str] | None = None,
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
@@ -261,7 +312,7 @@ def agreement_ci(
 
     Parameters
     ----------
-    cube, metric, standard, dim, by, scale, include_truth
+    cube, metric, standard, dim, by, scale, include_truth, raters
         As in :func:`agreement`.
     n_boot
         Bootstrap draws (conversations resampled with replacement).
@@ -281,28 +332,76 @@ def agreement_ci(
     agreement
     """
     options = {"metric": metric, "standard": standard, "dim": dim, "by": by, "scale": scale}
-    values, tables = _tables(cube, include_truth=include_truth, **options)
-    weights = cluster_weights(tables.shape[0], n_boot=n_boot, seed=seed)
-    flat = tables.reshape(tables.shape[0], -1)
-    draws = (weights @ flat).reshape((n_boot,) + tables.shape[1:])
+    prepared = _Prepared(cube, include_truth=include_truth, raters=raters, clusters=True, **options)
+    weights = cluster_weights(prepared.n_clusters, n_boot=n_boot, seed=seed)
+    draws = bootstrap_sums(prepared.kind, prepared.flat, prepared.group, prepared.cluster, weights,
+                           n_groups=prepared.n_groups, k=prepared.k)
     with np.errstate(invalid="ignore"):
-        bounds = percentile_interval(metric_from_tables(draws, metric=metric, scale=scale), ci=ci)
-    estimate = _estimate(tables.sum(axis=0), values, metric=metric, scale=scale, dim=dim, by=by)
-    result = with_interval(estimate, bounds if by else bounds[:, :, 0], ci=ci, n_boot=n_boot)
-    result.attrs.update(_provenance(**options))
+        bounds = percentile_interval(prepared.metric_of(draws), ci=ci)
+    estimate = _estimate(prepared, prepared.pooled())
+    result = with_interval(estimate, bounds if by else bounds[..., 0, :], ci=ci, n_boot=n_boot)
+    result.attrs.update(_provenance(raters=raters, **options))
     return result
 
 
-def _estimate(pooled: np.ndarray, values: xr.DataArray, *, metric: str, scale: str, dim: str, by: str | None) -> xr.DataArray:
-    """The metric of pooled tables ``(rater, rater_b, group, k, k)``, with ``n_units``."""
-    out = _wrap(metric_from_tables(pooled, metric=metric, scale=scale), values, dim, by)
-    out = out.assign_coords(n_units=(out.dims, _wrap(pooled.sum(axis=(-2, -1)), values, dim, by).values))
-    out.name = metric
+def pair_table_draws(
+    cube: xr.Dataset, *, standard: str | None = None, dim: str = "judge", by: str | None = None,
+    n_boot: int = 0, seed: int = 0,
+) -> tuple[xr.DataArray, np.ndarray, np.ndarray | None]:
+    """Pooled pair tables and their cluster-bootstrap draws, for analyses built on pairwise agreement.
+
+    Returns
+    -------
+    tuple
+        The ratings (:func:`ratings`), the pooled tables ``(group, rater,
+        rater_b, k, k)`` and, when ``n_boot`` > 0, the resampled tables
+        ``(draw, group, rater, rater_b, k, k)`` (else None); one group without ``by``.
+    """
+    prepared = _Prepared(cube, metric="percent", standard=standard, dim=dim, by=by, scale="nominal",
+                         include_truth=False, raters=None, clusters=n_boot > 0)
+    draws = None
+    if n_boot > 0:
+        weights = cluster_weights(prepared.n_clusters, n_boot=n_boot, seed=seed)
+        draws = bootstrap_sums("pairs", prepared.flat, prepared.group, prepared.cluster, weights,
+                               n_groups=prepared.n_groups, k=prepared.k)
+    return prepared.values, prepared.pooled(), draws
+
+
+def _estimate(prepared: _Prepared, pooled: np.ndarray) -> xr.DataArray:
+    """The metric of pooled statistics, with its unit counts as coordinates."""
+    values, dim, by = prepared.values, prepared.dim, prepared.by
+    out = _wrap(prepared.metric_of(pooled), values, dim, by, multi=prepared.multi)
+    if prepared.multi:
+        rated, pairable, complete = _rating_counts(prepared)
+        used = complete if prepared.kind == "fleiss" else pairable
+        out = out.assign_coords(
+            n_units=(out.dims, _wrap(used.astype(np.int64), values, dim, by, multi=True).values),
+            n_rated=(out.dims, _wrap(rated, values, dim, by, multi=True).values),
+        )
+    else:
+        n = np.moveaxis(pooled.sum(axis=(-2, -1)), 0, -1).astype(np.int64)
+        out = out.assign_coords(n_units=(out.dims, _wrap(n, values, dim, by, multi=False).values))
+    out.name = prepared.metric
     return out
+def _rating_counts(prepared: _Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group: units with at least one, at least two, and every rating of the rater set."""
+    n_groups, n_raters = prepared.n_groups, prepared.flat.shape[1]
+    out = np.zeros((3, n_groups), dtype=np.int64)
+    for start in range(0, len(prepared.flat), UNITS_PER_CHUNK):
+        m = (prepared.flat[start:start + UNITS_PER_CHUNK] >= 0).sum(axis=1)
+        group = prepared.group[start:start + UNITS_PER_CHUNK]
+        for row, least in enumerate((1, 2, n_raters)):
+            out[row] += np.bincount(group[m >= least], minlength=n_groups)
+    return out[0], out[1], out[2]
 
 
-def _provenance(*, metric: str, standard: str | None, scale: str, dim: str, by: str | None) -> dict:
-    return {
+def _provenance(*, metric: str, standard: str | None, scale: str, dim: str, by: str | None,
+                raters: Sequence[str] | None) -> dict:
+    units = "cells both raters rated (severity >= 0)"
+    if raters is not None:
+        units = ("cells at least two of the raters rated" if metric == "krippendorff_alpha"
+                 else "cells every one of the raters rated")
+    out = {
         "analysis": "agreement",
         "multiverse_version": __version__,
         "metric": metric,
@@ -310,6 +409,8 @@ def _provenance(*, metric: str, standard: str | None, scale: str, dim: str, by: 
         "scale": scale,
         "rater_dim": dim,
         "by": by or "",
-        "units": "cells both raters rated (severity >= 0)",
+        "units": units,
     }
-
+    if raters is not None:
+        out["raters"] = [str(r) for r in raters]
+    return out

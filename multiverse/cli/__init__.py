@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, str] = {
     "cache": "Audit the on-disk model-call cache.",
     "contract": "Check case sets under a gate, or diff two contract versions.",
     "view": "Write a static HTML viewer of a run or cube.",
+    "annotate": "Export conversations for human annotation; import the labels as judges.",
 }
 
 

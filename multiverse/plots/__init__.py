@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "plot_coverage_heatmap": "multiverse.plots.coverage",
     "plot_violation_heatmap": "multiverse.plots.campaign",
     "plot_coverage_curves": "multiverse.plots.campaign",
+    "plot_cell_bounds": "multiverse.plots.cell_bounds",
 }
 
 _RENAMED = {"coverage_heatmap": "plot_coverage_heatmap"}

@@ -102,3 +102,37 @@ def test_every_row_comes_back_from_the_cube(rows):
     got = sorted(zip(back["item"], back["system"].astype(str), back["judge"].astype(str), back["turn"], back["severity"]))
     assert got == sorted(rows)
     assert int((cube["severity"] == -1).sum()) == int(cube["missing_count"].sum())
+
+
+# --- raw labels mapped to codes --------------------------------------------------------------
+
+
+def test_labels_mapping_counts_every_unmapped_value_as_missing():
+    table = pd.DataFrame({
+        "pair": ["p1", "p1", "p2", "p2", "p3", "p3"],
+        "model": ["m"] * 6,
+        "rater": ["h1", "h2", "h1", "h2", "h1", "h2"],
+        "pref": ["Tie", 1, "2", "skip", 2.0, "??"],
+    })
+    cube = long_table(table, item="pair", system="model", judge="rater", score="pref",
+                      labels={"Tie": 0, "1": 1, "2": 2}, nominal=True)
+    check_cube(cube)
+    sev = cube["severity"].squeeze(["system", "role", "user_sim", "condition", "replicate", "turn", "principle"])
+    assert sev.values.tolist() == [[0, 1], [2, -1], [2, -1]]
+    assert cube.attrs["unmapped"] == '{"??": 1, "skip": 1}'
+    assert cube.attrs["n_unmapped"] == 2
+    assert cube.attrs["label_kind"] == "nominal"
+    assert int(cube["missing_count"].sel(judge="h2", missing_reason="no_verdict")) == 2
+    assert int(cube["missing_count"].sel(judge="h2", missing_reason="not_recorded")) == 0
+
+
+def test_label_codes_outside_the_scale_are_refused():
+    with pytest.raises(ValueError, match="labels=: codes must be 0, 1, 2"):
+        long_table(_table(), **COLUMNS, labels={"A": 0, "B": 1, "C": 2, "D": 3})
+
+
+def test_blank_labels_are_not_recorded_not_unmapped():
+    table = _table().assign(severity=["ok", "bad", None, "ok", "bad"])
+    cube = long_table(table, **COLUMNS, labels={"ok": 0, "bad": 2})
+    assert cube.attrs["n_unmapped"] == 0
+    assert int(cube["missing_count"].sel(judge="ann_a", missing_reason="not_recorded")) == 1

@@ -170,3 +170,72 @@ def test_kernel_alpha_matches_krippendorff_on_random_ratings(data, scale):
     reliability = np.where(data.T >= 0, data.T, np.nan).astype(float)
     want = krippendorff.alpha(reliability_data=reliability, level_of_measurement=scale, value_domain=[0, 1, 2])
     assert got == pytest.approx(want, abs=1e-9)
+
+
+# --- multi-rater metrics over a rater set ------------------------------------------------------
+
+
+@pytest.mark.parametrize("standard, k", SCALES)
+@pytest.mark.parametrize("scale", ["nominal", "ordinal"])
+def test_rater_set_alpha_matches_the_krippendorff_package(small_cube, standard, k, scale):
+    raters = ["strict", "lenient", "blind"]
+    got = agreement(small_cube, metric="krippendorff_alpha", standard=standard, scale=scale, raters=raters)
+    flat = ratings(small_cube, standard=standard).sel(judge=raters).values.reshape(-1, 3)
+    data = np.where(flat.T >= 0, flat.T, np.nan).astype(float)
+    want = krippendorff.alpha(reliability_data=data, level_of_measurement=scale, value_domain=list(range(k)))
+    assert got.ndim == 0
+    assert float(got) == pytest.approx(want, abs=1e-9)
+    assert got.attrs["n_units"] == int(((flat >= 0).sum(axis=1) >= 2).sum())
+    assert got.attrs["n_rated"] == int(((flat >= 0).sum(axis=1) >= 1).sum())
+    assert got.attrs["raters"] == raters
+
+
+@pytest.mark.parametrize("standard, k", SCALES)
+def test_rater_set_fleiss_kappa_matches_statsmodels(small_cube, standard, k):
+    raters = ["strict", "lenient", "blind"]
+    got = agreement(small_cube, metric="fleiss_kappa", standard=standard, raters=raters)
+    flat = ratings(small_cube, standard=standard).sel(judge=raters).values.reshape(-1, 3)
+    complete = flat[(flat >= 0).all(axis=1)]
+    counts = np.stack([(complete == c).sum(axis=1) for c in range(k)], axis=1)
+    assert float(got) == pytest.approx(fleiss_kappa(counts, method="fleiss"), abs=1e-9)
+    assert got.attrs["n_units"] == len(complete) < got.attrs["n_rated"]
+
+
+def test_two_rater_fleiss_is_the_pairwise_scott_pi(small_cube):
+    pair_pi = agreement(small_cube, metric="scott_pi").sel(judge="strict", judge_b="blind")
+    pair_fleiss = agreement(small_cube, metric="fleiss_kappa").sel(judge="strict", judge_b="blind")
+    both = agreement(small_cube.sel(judge=["strict", "blind"]), metric="fleiss_kappa", raters=["strict", "blind"])
+    assert float(pair_fleiss) == pytest.approx(float(pair_pi), abs=1e-12)
+    assert float(both) == pytest.approx(float(pair_pi), abs=1e-12)
+
+
+def test_rater_set_by_principle_and_its_interval(small_cube):
+    raters = ["strict", "lenient", "blind"]
+    got = agreement_ci(small_cube, metric="krippendorff_alpha", raters=raters, by="principle", n_boot=50, seed=2)
+    assert got["estimate"].dims == ("principle",)
+    assert got["ci"].dims == ("principle", "ci_bound")
+    lower, upper = got["ci"].sel(ci_bound="lower"), got["ci"].sel(ci_bound="upper")
+    assert bool((lower <= got["estimate"] + 1e-12).all()) and bool((got["estimate"] <= upper + 1e-12).all())
+
+
+@pytest.mark.parametrize("raters, metric, message", [
+    pytest.param(["strict", "nobody"], "fleiss_kappa", "not values of 'judge'", id="unknown-rater"),
+    pytest.param(["strict"], "krippendorff_alpha", "at least two distinct", id="one-rater"),
+    pytest.param(["strict", "blind"], "cohen_kappa", "needs a multi-rater metric", id="pairwise-metric"),
+])
+def test_bad_rater_sets_name_the_problem(small_cube, raters, metric, message):
+    with pytest.raises(ValueError, match=message):
+        agreement(small_cube, metric=metric, raters=raters)
+
+
+@pytest.mark.parametrize("raters", [pytest.param(None, id="pairwise"), pytest.param(["strict", "lenient", "blind"], id="rater-set")])
+def test_bootstrap_blocks_do_not_change_the_draws(small_cube, monkeypatch, raters):
+    from multiverse.analysis import _agreement_stats
+
+    metric = "krippendorff_alpha"
+    whole = agreement_ci(small_cube, metric=metric, raters=raters, n_boot=40, seed=5)
+    monkeypatch.setattr(_agreement_stats, "CELLS_PER_BLOCK", 7)
+    monkeypatch.setattr(_agreement_stats, "UNITS_PER_CHUNK", 11)
+    blocks = agreement_ci(small_cube, metric=metric, raters=raters, n_boot=40, seed=5)
+    np.testing.assert_allclose(blocks["ci"].values, whole["ci"].values, atol=1e-12)
+    np.testing.assert_allclose(blocks["estimate"].values, whole["estimate"].values, atol=1e-12)

@@ -140,3 +140,11 @@ def test_renamed_figure_functions_keep_a_deprecated_alias(module, old, new):
     namespace = importlib.import_module(module)
     with pytest.warns(DeprecationWarning, match=new):
         assert getattr(namespace, old) is getattr(namespace, new)
+def test_cell_bounds_map_hatches_untested_cells_and_counts_the_tested(cube):
+    bounds = A.cell_bounds(cube).isel(system=0, judge=0)
+    ax = P.plot_cell_bounds(bounds)
+    untested = int((bounds["n_conversations"] == 0).sum())
+    assert len(ax.patches) == untested
+    assert len(ax.texts) == bounds["n_conversations"].size - untested
+    with pytest.raises(ValueError, match="select one value"):
+        P.plot_cell_bounds(A.cell_bounds(cube))
