@@ -42,4 +42,6 @@ def main(args: argparse.Namespace) -> int:
         f"calls needed {report['needed']}, cached {report['cached']}, to call {report['to_call']}, "
         f"estimated cost {_cost(report['cost_usd'])}"
     )
+    for model, names in report.get("missing_credentials", {}).items():
+        print(f"warning: {model} needs {' or '.join(names)}, not set: a run would fail", file=sys.stderr)
     return 0

@@ -26,7 +26,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Coroutine, Iterable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from os import PathLike
 from typing import Any, Protocol, TypeVar
@@ -164,6 +164,9 @@ class Client:
         request to the same model and server without a call.
     progress
         Show a ``tqdm.auto`` progress bar (terminal or notebook) in :meth:`agather`.
+    observer
+        Called as ``observer(request, response)`` once per answered request
+        (cache hits and failures too), e.g. to show live progress.
     backoff_base_s, backoff_max_s
         First and largest exponential backoff bound; a provider's
         ``Retry-After`` is honoured on top.
@@ -193,6 +196,7 @@ class Client:
         backoff_base_s: float = 1.0,
         backoff_max_s: float = 60.0,
         rng_seed: int | None = None,
+        observer: Callable[[Request, Response], None] | None = None,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"Client concurrency: expected a positive integer, got {concurrency!r}")
@@ -228,6 +232,7 @@ class Client:
         self._sync_thread: threading.Thread | None = None
         self._sync_lock = threading.Lock()
         self._versions: dict[bool, dict[str, str]] = {}
+        self._observer = observer
 
     def __repr__(self) -> str:
         return f"Client(cache={self.cache!r}, offline={self.offline}, concurrency={self.concurrency})"
@@ -301,8 +306,9 @@ class Client:
             if state.inflight.get(key) is task:
                 del state.inflight[key]
 
-    @staticmethod
-    def _logged_in_ledger(request: Request, key: str, response: Response) -> Response:
+    def _logged_in_ledger(self, request: Request, key: str, response: Response) -> Response:
+        if self._observer is not None:
+            self._observer(request, response)
         ledger = _LEDGER.get()
         if ledger is not None:
             ledger.append(CallRecord(key, request.model, request.purpose, response.ok))
