@@ -21,11 +21,12 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "Write every applicable figure and a summary table for a cube.",
     "data": "Fetch and verify the public data sets.",
     "cache": "Audit the on-disk model-call cache.",
+    "serve-local": "Serve a small local model (llama.cpp) on 127.0.0.1 for experiments.",
 }
 
 
 def _module_name(name: str) -> str:
-    return f"multiverse.cli.{name}_cmd"
+    return f"multiverse.cli.{name.replace('-', '_')}_cmd"
 
 
 def build_parser() -> argparse.ArgumentParser:
