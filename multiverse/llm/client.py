@@ -523,6 +523,9 @@ class Client:
         stats.prompt_tokens += prompt
         stats.completion_tokens += completion
         stats.cost_usd += reply.cost_usd
+        by_purpose = self._purposes.setdefault(request.purpose, _ModelStats())
+        by_purpose.prompt_tokens += prompt
+        by_purpose.completion_tokens += completion
         self._spent_usd += reply.cost_usd
         self._limiter.settle(request.model, estimate, prompt + completion)
         return Response(
@@ -558,7 +561,7 @@ class Client:
             failed), ``cost_usd`` (spent by this client), ``models``
             ``{model: {calls, cache_hits, retries, failures, prompt_tokens,
             completion_tokens, cost_usd}}`` and ``purposes`` ``{purpose: {calls,
-            cache_hits}}``.
+            cache_hits, prompt_tokens, completion_tokens}}``.
         """
         models = {model: stats.as_dict() for model, stats in sorted(self._models.items())}
         return {
@@ -569,7 +572,12 @@ class Client:
             "cost_usd": round(self._spent_usd, 10),
             "models": models,
             "purposes": {
-                purpose or "unlabelled": {"calls": stats.calls, "cache_hits": stats.cache_hits}
+                purpose or "unlabelled": {
+                    "calls": stats.calls,
+                    "cache_hits": stats.cache_hits,
+                    "prompt_tokens": stats.prompt_tokens,
+                    "completion_tokens": stats.completion_tokens,
+                }
                 for purpose, stats in sorted(self._purposes.items())
             },
         }

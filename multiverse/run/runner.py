@@ -54,14 +54,18 @@ def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"calls": 0, "cache_hits": 0, "retries": 0, "cost_usd": 0.0}
     failures: Counter[str] = Counter()
     models: dict[str, Counter[str]] = defaultdict(Counter)
+    purposes: dict[str, Counter[str]] = defaultdict(Counter)
     for summary in summaries:
         for key in out:
             out[key] += summary.get(key, 0)
         failures.update(summary.get("failures", {}))
         for model, stats in summary.get("models", {}).items():
             models[model].update({k: v for k, v in stats.items() if isinstance(v, (int, float))})
+        for purpose, stats in summary.get("purposes", {}).items():
+            purposes[purpose].update(stats)
     out["failures"] = dict(failures)
     out["models"] = {model: dict(stats) for model, stats in sorted(models.items())}
+    out["purposes"] = {purpose: dict(stats) for purpose, stats in sorted(purposes.items())}
     return out
 
 
@@ -100,6 +104,7 @@ def _run_summary(
         "cost_usd": summary["cost_usd"],
         "failures": {reason: failures[reason] for reason in FAILURE_REASONS if failures[reason]},
         "models": summary["models"],
+        "purposes": summary.get("purposes", {}),
         "wall_s": round(wall_s, 3),
         "ended": {state: ended[state] for state in ENDED_STATES},
     }
