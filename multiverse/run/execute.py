@@ -139,12 +139,15 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
     principle_ids = tuple(role.principle_ids)
     asked: list[tuple[int, str, int]] = []
     requests = []
+    # Turn by turn, every judge at each turn: consecutive prompts then share their longest
+    # prefix (the same turn's prompt, then the next turn's extends it), which servers that keep
+    # the previous prompt's evaluated prefix (llama.cpp) do not evaluate again.
     for index, (item, conversation) in enumerate(kept):
         turns = min(conversation.transcript.n_turns, condition.horizon)
-        for label, spec in model_judges.items():
-            if not planned[item, judge_column[label]]:
-                continue
-            for turn in range(1, turns + 1):
+        for turn in range(1, turns + 1):
+            for label, spec in model_judges.items():
+                if not planned[item, judge_column[label]]:
+                    continue
                 asked.append((index, label, turn))
                 requests.append(
                     judge_request(role, conversation.transcript, turn, spec=spec, replicate=unit.replicate)
