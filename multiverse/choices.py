@@ -27,13 +27,13 @@ and several hosted servers read).
 
 RESERVED_PARAM_KEYS: Mapping[str, str] = MappingProxyType(
     {
-        "seed": "the model spec's own 'seed' key",
-        "response_format": "the model spec's own 'response_format' key",
-        "n": "replicates (n samples are n replicates)",
-        "tools": "nothing: tools come from the role",
+        "seed": "use the model spec's own 'seed' key",
+        "response_format": "use the model spec's own 'response_format' key",
+        "n": "use replicates (n samples are n replicates)",
+        "tools": "tools come from the role's actions",
     }
 )
-"""Call parameters a model spec's ``params`` must not hold, with what to use instead."""
+"""Call parameters a model spec's ``params`` must not hold, with what to do instead."""
 
 
 def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -328,7 +328,7 @@ class _Reader:
             params = {}
         for key in params:
             if key in RESERVED_PARAM_KEYS:
-                self.add(f"{field}.params.{key}", f"not a sampling parameter: use {RESERVED_PARAM_KEYS[key]}")
+                self.add(f"{field}.params.{key}", f"not a sampling parameter: {RESERVED_PARAM_KEYS[key]}")
         params = {key: v for key, v in params.items() if key not in RESERVED_PARAM_KEYS}
         tmpl = data.get("template")
         if tmpl is not None:
