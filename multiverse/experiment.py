@@ -57,6 +57,7 @@ TOP_KEYS = (
     "cache",
     "specs",
     "allow_sim_on_real",
+    "timeout_s",
 )
 DIM_KEYS = ("user_sim", "judge", "condition", "standard", "rule")
 EXCLUDABLE_DIMS = ("system", "role", "user_sim", "condition", "judge")
@@ -126,6 +127,7 @@ class Experiment:
     specs: str | None = None
     description: str = ""
     allow_sim_on_real: bool = False
+    timeout_s: float | None = None
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -230,6 +232,7 @@ class Experiment:
             "cache": self.cache,
             "specs": self.specs,
             "allow_sim_on_real": True if self.allow_sim_on_real else None,
+            "timeout_s": self.timeout_s,
         }
         out.update({k: v for k, v in optional.items() if v is not None})
         return out
@@ -572,6 +575,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         rate_limits[pattern] = {key: reader.number(value, f"{field}.{key}") for key, value in limit.items()}
     max_calls = reader.optional(top, "max_calls", reader.integer)
     max_cost = reader.optional(top, "max_cost_usd", reader.number)
+    timeout_s = reader.optional(top, "timeout_s", reader.number)
     cache = reader.optional(top, "cache", reader.string)
     specs = reader.optional(top, "specs", reader.string)
     description = top.get("description", "")
@@ -614,6 +618,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         specs=specs,
         description=description,
         allow_sim_on_real=allow_sim_on_real,
+        timeout_s=timeout_s,
         source=located.path if located.path != "<string>" else "",
     )
     return experiment, reader.problems

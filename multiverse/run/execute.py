@@ -64,6 +64,7 @@ def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = Fa
         max_cost_usd=experiment.max_cost_usd,
         sim=SimWorld.from_config(dict(experiment.sim) if experiment.sim is not None else None),
         observer=observer,
+        **({"timeout_s": experiment.timeout_s} if experiment.timeout_s is not None else {}),
     )
 
 

@@ -168,3 +168,13 @@ class _Stream:
 )
 def test_progress_shows_only_on_a_terminal_without_quiet(tty, quiet, wanted):
     assert progress_wanted(quiet=quiet, stream=_Stream(tty)) is wanted
+
+
+def test_the_experiment_timeout_reaches_the_client(write_experiment, tiny_experiment, tmp_path):
+    from multiverse.experiment import load_experiment
+    from multiverse.run.execute import make_client
+
+    e = load_experiment(write_experiment(tiny_experiment(timeout_s=900)))
+    with make_client(e, tmp_path / "cache") as client:
+        assert client.timeout_s == 900
+    assert "timeout_s" not in load_experiment(write_experiment(tiny_experiment(), name="b.yaml")).to_dict()
