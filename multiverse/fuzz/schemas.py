@@ -19,7 +19,7 @@ MONITOR_RUBRIC = ("role_fidelity", "scenario_adherence", "coherence", "arc_progr
 RUBRIC_VALUES = ("pass", "borderline", "fail")
 """The values of each rubric axis."""
 
-TEXT_MAX_CHARS = 400
+TEXT_MAX_CHARS = 200
 """Longest free-text field the schemas allow (keeps replies short)."""
 
 _TEXT: dict[str, Any] = {"type": "string", "maxLength": TEXT_MAX_CHARS}
