@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from hypothesis import given
@@ -136,13 +137,6 @@ def test_parse_judgment_never_raises(text):
 
 def test_judge_prompts_of_one_conversation_share_the_role_and_earlier_turns_as_a_prefix():
     """The role's criteria come first and each turn's prompt extends the previous one's transcript."""
-    import os
-
-    from multiverse.choices import ModelSpec
-    from multiverse.judges.model import judge_request
-    from multiverse.specs import load_role
-    from multiverse.transcript import Transcript
-
     role = load_role("tutor")
     events = []
     for turn in range(1, 7):
