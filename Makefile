@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DATA_MIRROR ?= $(wildcard ../shared/data)
 
-.PHONY: run test lint venv clean-outputs bench
+.PHONY: run test lint venv clean-outputs bench test-live
 
 $(STAMP): requirements.lock requirements-build.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,3 +38,18 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 browser:
 	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
 	@chromium --version
+# The live local-model tests: the `local` extra (llama-cpp-python compiles from source once;
+# pip's wheel cache makes later installs fast) on top of the main lock, then tests/live/.
+LOCAL_STAMP := $(VENV)/.installed-local
+
+$(LOCAL_STAMP): $(STAMP) requirements-local.lock
+	$(BIN)/pip install --require-hashes --no-deps -r requirements-local.lock
+	touch $(LOCAL_STAMP)
+
+test-live: $(STAMP)
+	@if $(BIN)/python -c "import llama_cpp" 2>/dev/null || { command -v cmake && command -v c++; } >/dev/null; then \
+		$(MAKE) --no-print-directory $(LOCAL_STAMP); \
+	else \
+		echo "test-live: no C++ compiler or cmake: the local extra cannot be built, the live tests skip"; \
+	fi
+	MULTIVERSE_LIVE=1 MULTIVERSE_LIVE_OUT=runs/live $(BIN)/python -m pytest -p no:xdist -rs tests/live

@@ -73,8 +73,45 @@ def sim_entry(model: str) -> tuple[str, str | None] | None:
     return None
 
 
+RESPONSE_FORMATS: tuple[str, ...] = ("json_schema", "json_object", "json_object_schema")
+"""Named structured-output modes of a model spec's ``response_format``.
+
+``json_schema``: OpenAI structured outputs (``{"type": "json_schema", "json_schema":
+{...}}``) with the schema of the answer the component expects; ``json_object``:
+JSON mode, no schema; ``json_object_schema``: JSON mode with the schema attached
+(``{"type": "json_object", "schema": {...}}``, the form llama.cpp's Python server
+and several hosted servers read).
+"""
+
+RESERVED_PARAM_KEYS: Mapping[str, str] = MappingProxyType(
+    {
+        "seed": "use the model spec's own 'seed' key",
+        "response_format": "use the model spec's own 'response_format' key",
+        "n": "use replicates (n samples are n replicates)",
+        "tools": "tools come from the role's actions",
+    }
+)
+"""Call parameters a model spec's ``params`` must not hold, with what to do instead."""
+
+
 def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping or {}))
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): _freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -94,18 +131,45 @@ class ModelSpec:
         (``temperature``, ``max_tokens``, ...).
     template
         Name of the prompt template (user simulators and model judges).
+    response_format
+        Structured output: one of :data:`RESPONSE_FORMATS` (the component
+        builds the schema from the answer it expects; for judges, monitors and
+        planners), or a mapping sent as the call's ``response_format`` as it is.
+        ``None``: the plain prompt only.
+    seed
+        The provider's sampling seed (``None``: none sent).
     """
 
     model: str
     api_base: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     template: str | None = None
+    response_format: str | Mapping[str, Any] | None = None
+    seed: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", _frozen(self.params))
+        if isinstance(self.response_format, Mapping):
+            object.__setattr__(self, "response_format", _freeze(self.response_format))
+        elif self.response_format is not None and self.response_format not in RESPONSE_FORMATS:
+            raise ValueError(
+                f"model response_format: expected one of {', '.join(RESPONSE_FORMATS)} or a mapping, "
+                f"got {self.response_format!r}"
+            )
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise ValueError(f"model seed: expected an integer, got {self.seed!r}")
 
     def __hash__(self) -> int:
-        return hash((self.model, self.api_base, tuple(sorted(self.params.items())), self.template))
+        return hash(
+            (
+                self.model,
+                self.api_base,
+                _hashable(self.params),
+                self.template,
+                _hashable(self.response_format),
+                self.seed,
+            )
+        )
 
     @property
     def is_sim(self) -> bool:

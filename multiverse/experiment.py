@@ -26,7 +26,7 @@ from typing import Any
 from multiverse._schema import PANEL_COMBINES, SEARCHES
 from multiverse._spec_check import FILE_ID
 from multiverse._yaml import Located, Problem, SpecError, load_located, parse_located
-from multiverse.choices import Budget, Condition, JudgeSpec, ModelSpec
+from multiverse.choices import RESERVED_PARAM_KEYS, RESPONSE_FORMATS, Budget, Condition, JudgeSpec, ModelSpec
 
 __all__ = [
     "Campaign",
@@ -58,6 +58,8 @@ TOP_KEYS = (
     "max_cost_usd",
     "cache",
     "specs",
+    "allow_sim_on_real",
+    "timeout_s",
 )
 DIM_KEYS = ("user_sim", "judge", "condition", "standard", "rule")
 EXCLUDABLE_DIMS = ("system", "role", "user_sim", "condition", "judge")
@@ -140,6 +142,8 @@ class Experiment:
     cache: str | None = None
     specs: str | None = None
     description: str = ""
+    allow_sim_on_real: bool = False
+    timeout_s: float | None = None
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -190,6 +194,10 @@ class Experiment:
                 out["params"] = dict(spec.params)
             if spec.template:
                 out["template"] = spec.template
+            if spec.response_format is not None:
+                out["response_format"] = _plain(spec.response_format)
+            if spec.seed is not None:
+                out["seed"] = spec.seed
             return out
 
         def judge(spec: JudgeSpec) -> dict[str, Any]:
@@ -239,6 +247,8 @@ class Experiment:
             "max_cost_usd": self.max_cost_usd,
             "cache": self.cache,
             "specs": self.specs,
+            "allow_sim_on_real": True if self.allow_sim_on_real else None,
+            "timeout_s": self.timeout_s,
         }
         out.update({k: v for k, v in optional.items() if v is not None})
         return out
@@ -326,7 +336,7 @@ class _Reader:
     def model(self, value: Any, field: str, *, template: bool) -> ModelSpec | None:
         if isinstance(value, str):
             return ModelSpec(value) if value else self.string(value, field)
-        keys = ("model", "api_base", "params") + (("template",) if template else ())
+        keys = ("model", "api_base", "params") + (("template",) if template else ()) + ("response_format", "seed")
         data = self.mapping(value, field, allowed=keys)
         if not data:
             return None
@@ -338,12 +348,28 @@ class _Reader:
         if not isinstance(params, Mapping):
             self.add(f"{field}.params", f"expected a mapping, got {_kind(params)}")
             params = {}
+        for key in params:
+            if key in RESERVED_PARAM_KEYS:
+                self.add(f"{field}.params.{key}", f"not a sampling parameter: {RESERVED_PARAM_KEYS[key]}")
+        params = {key: v for key, v in params.items() if key not in RESERVED_PARAM_KEYS}
         tmpl = data.get("template")
         if tmpl is not None:
             tmpl = self.string(tmpl, f"{field}.template")
+        response_format = data.get("response_format")
+        if response_format is not None and not (
+            isinstance(response_format, Mapping) or response_format in RESPONSE_FORMATS
+        ):
+            self.add(
+                f"{field}.response_format",
+                f"expected one of {', '.join(RESPONSE_FORMATS)} or a mapping, got {response_format!r}",
+            )
+            response_format = None
+        seed = self.optional(data, "seed", lambda v, _f: self.integer(v, f"{field}.seed"))
         if model is None:
             return None
-        return ModelSpec(model, api_base=api_base, params=params, template=tmpl)
+        return ModelSpec(
+            model, api_base=api_base, params=params, template=tmpl, response_format=response_format, seed=seed
+        )
 
     def optional(self, parent: Mapping[str, Any], key: str, read: Callable[[Any, str], Any]) -> Any:
         """``read(parent[key], key)``, or ``None`` when the key is absent or null."""
@@ -591,12 +617,17 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         rate_limits[pattern] = {key: reader.number(value, f"{field}.{key}") for key, value in limit.items()}
     max_calls = reader.optional(top, "max_calls", reader.integer)
     max_cost = reader.optional(top, "max_cost_usd", reader.number)
+    timeout_s = reader.optional(top, "timeout_s", reader.number)
     cache = reader.optional(top, "cache", reader.string)
     specs = reader.optional(top, "specs", reader.string)
     description = top.get("description", "")
     if not isinstance(description, str):
         reader.add("description", f"expected a string, got {_kind(description)}")
         description = ""
+    allow_sim_on_real = top.get("allow_sim_on_real", False)
+    if not isinstance(allow_sim_on_real, bool):
+        reader.add("allow_sim_on_real", f"expected true or false, got {allow_sim_on_real!r}")
+        allow_sim_on_real = False
     if check_roles and roles:
         _known_roles(reader, roles, specs)
     per_cell = budget.total if budget is not None else (items or 1)
@@ -632,6 +663,8 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         cache=cache,
         specs=specs,
         description=description,
+        allow_sim_on_real=allow_sim_on_real,
+        timeout_s=timeout_s,
         source=located.path if located.path != "<string>" else "",
     )
     return experiment, reader.problems

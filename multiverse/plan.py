@@ -59,7 +59,13 @@ def _digest(value: Any) -> str:
 
 
 def _model(spec: ModelSpec) -> dict[str, Any]:
-    return {"model": spec.model, "api_base": spec.api_base, "params": dict(spec.params), "template": spec.template}
+    out = {"model": spec.model, "api_base": spec.api_base, "params": dict(spec.params), "template": spec.template}
+    # Only when set, so the digests of plans written before these keys existed stay the same.
+    if spec.response_format is not None:
+        out["response_format"] = json.loads(json.dumps(spec.response_format, default=dict))
+    if spec.seed is not None:
+        out["seed"] = spec.seed
+    return out
 
 
 def _sim_part(experiment: Experiment, spec: ModelSpec) -> Any:

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+collect_ignore = [] if os.environ.get("MULTIVERSE_LIVE") == "1" else ["live"]
+"""The live local-model tests run only through ``make test-live``."""
 
 
 def find_mirror() -> Path | None:

@@ -28,11 +28,12 @@ SUBCOMMANDS: dict[str, str] = {
     "contract": "Check case sets under a gate, or diff two contract versions.",
     "view": "Write a static HTML viewer of a run or cube.",
     "annotate": "Export conversations for human annotation; import the labels as judges.",
+    "serve-local": "Serve a small local model (llama.cpp) on 127.0.0.1 for experiments.",
 }
 
 
 def _module_name(name: str) -> str:
-    return f"multiverse.cli.{name}_cmd"
+    return f"multiverse.cli.{name.replace('-', '_')}_cmd"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -52,4 +52,6 @@ def main(args: argparse.Namespace) -> int:
         f"estimated cost {_cost(report['cost_usd'])}"
     )
     print(CALLS_NOTE)
+    for model, names in report.get("missing_credentials", {}).items():
+        print(f"warning: {model} needs {' or '.join(names)}, not set: a run would fail", file=sys.stderr)
     return 0

@@ -2,11 +2,14 @@
 
 Writes ``DIR/cube.nc``, ``DIR/run.json`` and ``DIR/transcripts.sqlite``,
 replacing earlier outputs in ``DIR`` atomically.  Exit 0 when the run completes
-(recorded failures included), 2 for an invalid experiment or a refused ``--out``
+(recorded failures included), 2 for an invalid experiment, a refused ``--out``
 (anything but a missing or empty folder or an earlier run's output, or a folder
 that is or holds the cache, the experiment, the specs or the working directory;
-checked before any call), 3 when a spend cap or an offline cache miss stopped
-the run, 130 when interrupted (rerun to resume).
+checked before any call) or missing credentials of a real model (checked before
+any call), 3 when a spend cap or an offline cache miss stopped the run, or when
+more than ``--max-failed-share`` of the conversations failed (outputs written;
+rerun to resume), 130 when interrupted (rerun to resume).  Progress goes to
+stderr, one bar per layer, when it is a terminal and ``--quiet`` is not given.
 """
 
 from __future__ import annotations
@@ -32,12 +35,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rebuild every rollout from its cached responses instead of reusing stored replays of unchanged ones",
     )
+    parser.add_argument("--max-calls", type=int, metavar="N", help="stop before request N+1 (replaces the file's max_calls)")
+    parser.add_argument("--max-cost", type=float, metavar="USD", help="stop once this much is spent (replaces max_cost_usd)")
+    parser.add_argument(
+        "--max-failed-share",
+        type=float,
+        default=0.5,
+        metavar="F",
+        help="exit 3 when more than this share of conversations failed (default 0.5)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def main(args: argparse.Namespace) -> int:
     from multiverse._yaml import SpecError
     from multiverse.llm import RunStopped
+    from multiverse.llm.credentials import MissingCredentials
     from multiverse.run import run
+    from multiverse.run.progress import progress_wanted
+    from multiverse.run.runner import failed_share
 
     try:
         cube = run(
@@ -48,7 +64,13 @@ def main(args: argparse.Namespace) -> int:
             n_jobs=args.jobs,
             offline=args.offline,
             replay=not args.rebuild,
+            max_calls=args.max_calls,
+            max_cost_usd=args.max_cost,
+            progress=progress_wanted(quiet=args.quiet),
         )
+    except MissingCredentials as exc:
+        print(f"multiverse run: {exc}", file=sys.stderr)
+        return 2
     except SpecError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
@@ -62,4 +84,12 @@ def main(args: argparse.Namespace) -> int:
         f"{args.out}: {info['layers']['conversations']} conversations, {info['layers']['judgments']} judge cells; "
         f"{info['calls']} calls, {info['cache_hits']} cache hits, failures: {failures}; {info['wall_s']:.1f} s"
     )
+    share = failed_share(info)
+    if share > args.max_failed_share:
+        print(
+            f"multiverse run: stopped short: {share:.0%} of conversations failed "
+            f"(over --max-failed-share {args.max_failed_share}); fix the cause and rerun to resume",
+            file=sys.stderr,
+        )
+        return 3
     return 0

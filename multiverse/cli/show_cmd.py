@@ -2,7 +2,9 @@
 
 Prints each assistant turn's severities from every judge (and the planted
 truth, when the cube has it), one row per principle of the role.  Transcript
-text is shown only with ``--text``, read from the run folder's transcript store.
+text is shown only with ``--text``, read from the run folder's transcript store;
+``--raw`` adds the raw text of every judge reply that did not parse (from the
+run folder's ``unparseable.jsonl``).
 A dim with a single label may be left out.
 """
 
@@ -34,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{dim.replace('_', '-')}", dest=dim, help=f"the {dim} label")
     parser.add_argument("--text", action="store_true", help="also print the conversation's text")
     parser.add_argument("--transcripts", metavar="PATH", help="transcript store (default: beside the cube)")
+    parser.add_argument("--raw", action="store_true", help="also print the raw text of judge replies that did not parse")
 
 
 def _select(cube, args: argparse.Namespace) -> dict[str, object]:
@@ -62,6 +65,24 @@ def _store_path(cube_path: Path, explicit: str | None) -> Path:
         return Path(explicit)
     folder = cube_path if cube_path.is_dir() and cube_path.suffix != ".zarr" else cube_path.parent
     return folder / "transcripts.sqlite"
+
+
+def _unparsed(cube_path: Path, transcript_id: str) -> dict[int, list[tuple[str, str]]]:
+    """turn -> [(judge, raw text)] of the conversation's unparseable judge replies."""
+    import json
+
+    from multiverse.run.runner import UNPARSED_FILE
+
+    path = _store_path(cube_path, None).with_name(UNPARSED_FILE)
+    if not path.exists():
+        raise FileNotFoundError(f"--raw: no {UNPARSED_FILE} at {path} (written by multiverse run --out)")
+    out: dict[int, list[tuple[str, str]]] = {}
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            entry = json.loads(line)
+            if entry["transcript_id"] == transcript_id:
+                out.setdefault(int(entry["turn"]), []).append((entry["judge"], entry["text"]))
+    return out
 
 
 def main(args: argparse.Namespace) -> int:
@@ -101,6 +122,13 @@ def main(args: argparse.Namespace) -> int:
             return 2
         with TranscriptStore(path) as store:
             transcript = store.get(transcript_id)
+    unparsed: dict[int, list[tuple[str, str]]] = {}
+    if args.raw:
+        try:
+            unparsed = _unparsed(Path(args.cube), transcript_id)
+        except (FileNotFoundError, ValueError, KeyError) as exc:
+            print(f"multiverse show: {exc}", file=sys.stderr)
+            return 2
     columns = judges + (["truth"] if "truth" in cube else [])
     width = max(len(p) for p in principles) + 2
     severity = conversation["severity"].sel(principle=principles)
@@ -126,4 +154,6 @@ def main(args: argparse.Namespace) -> int:
             if truth is not None:
                 row.append(SYMBOLS[int(truth.sel(principle=principle))])
             print(f"  {principle:<{width}}" + " ".join(f"{v:>10}" for v in row))
+        for judge, text in unparsed.get(turn, ()):
+            print(f"  raw reply of {judge} (unparseable): {text}")
     return 0

@@ -64,6 +64,7 @@ from multiverse.fuzz.planner import CampaignPlanner, Rollout, Slot
 from multiverse.fuzz.scenario import Scenario, ScenarioError
 from multiverse.grid import cells as grid_cells
 from multiverse.grid import coverage, share_covered
+from multiverse.llm.structured import acomplete_structured
 
 __all__ = ["campaign_rng", "coverage_by_round", "coverage_share", "rollout", "tagged_turns"]
 
@@ -288,7 +289,7 @@ async def _ask(
     home_is_target: bool = False,
 ) -> Scenario | None:
     """Ask the planner model; the scenario it writes, with ``fixed`` fields imposed, or ``None``."""
-    response = await client.acomplete(request)
+    response = await acomplete_structured(client, request)
     if not response.ok:
         log.warning("%s: planner call failed (%s); falling back", where, response.error)
         return None

@@ -35,6 +35,7 @@ from multiverse.choices import ModelSpec
 from multiverse.fuzz import prompts
 from multiverse.fuzz.scenario import Scenario
 from multiverse.judges.model import judge_request, parse_judgment
+from multiverse.llm.structured import acomplete_structured, agather_structured
 from multiverse.transcript import Action, Event, Transcript
 
 __all__ = ["Conversation", "MAX_ATTEMPTS", "TOOL_RESULT", "judge_online", "run_conversation", "sample_replicate"]
@@ -153,7 +154,7 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
         request = prompts.monitor_request(
             loop.role, loop.scenario, transcript, candidate, spec=monitor, attempt=attempt, replicate=replicate,
         )
-        response = await client.acomplete(request)
+        response = await acomplete_structured(client, request)
         if not response.ok:
             loop.ended = "failed"
             return None
@@ -276,7 +277,7 @@ async def judge_online(
     out = np.full((horizon, len(principle_ids)), NOT_APPLICABLE, dtype=np.int8)
     turns = range(1, min(transcript.n_turns, horizon) + 1)
     requests = [judge_request(role, transcript, turn, spec=spec, replicate=replicate) for turn in turns]
-    responses = await client.agather(requests) if requests else []
+    responses = await agather_structured(client, requests) if requests else []
     for turn, response in zip(turns, responses):
         parsed = parse_judgment(response.text or "", principle_ids) if response.ok else None
         row = out[turn - 1]

@@ -25,9 +25,11 @@ from typing import Any
 from multiverse._schema import MODES, STRATEGIES, parse_cell_id
 from multiverse.choices import ModelSpec
 from multiverse.fuzz.scenario import MUTATION_AXES
+from multiverse.fuzz.schemas import MONITOR_RUBRIC, MONITOR_SCHEMA, PLANNER_SCHEMA, RUBRIC_VALUES
 from multiverse.judges.model import transcript_inputs
 from multiverse.llm.request import Request
 from multiverse.protocol import PromptTemplate, load_template, reply_json
+from multiverse.llm.structured import response_format_for
 from multiverse.transcript import Transcript
 
 __all__ = [
@@ -47,9 +49,6 @@ __all__ = [
 TEMPLATE_DIR = Path(__file__).with_name("templates")
 """Folder of the packaged campaign templates."""
 PLANNER_TASKS = ("cell", "mutation", "free_form")
-MONITOR_RUBRIC = ("role_fidelity", "scenario_adherence", "coherence", "arc_progression", "register")
-"""The consistency monitor's rubric axes; the first three must pass."""
-RUBRIC_VALUES = ("pass", "borderline", "fail")
 
 _SCENARIO_FOR_USER = (
     "persona", "situation", "goal", "pressure", "frame", "workflow",
@@ -303,7 +302,14 @@ def monitor_request(
         {"role": "system", "content": template.render(inputs)},
         {"role": "user", "content": "Review the candidate user message."},
     )
-    return Request.from_spec(spec, messages, replicate=replicate, template_digest=template.digest, purpose="monitor")
+    return Request.from_spec(
+        spec,
+        messages,
+        response_format=response_format_for(spec, MONITOR_SCHEMA, name="monitor_verdict"),
+        replicate=replicate,
+        template_digest=template.digest,
+        purpose="monitor",
+    )
 
 
 def parse_monitor(text: str | None) -> MonitorVerdict | None:
@@ -425,7 +431,14 @@ def planner_request(
         {"role": "system", "content": template.render(inputs)},
         {"role": "user", "content": "Write the scenario."},
     )
-    return Request.from_spec(spec, messages, replicate=replicate, template_digest=template.digest, purpose="planner")
+    return Request.from_spec(
+        spec,
+        messages,
+        response_format=response_format_for(spec, PLANNER_SCHEMA, name="scenario"),
+        replicate=replicate,
+        template_digest=template.digest,
+        purpose="planner",
+    )
 
 
 def parse_planner(text: str | None) -> dict[str, Any] | None:

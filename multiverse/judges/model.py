@@ -20,15 +20,52 @@ from typing import Any
 
 from multiverse.choices import ModelSpec
 from multiverse.llm.request import Request
+from multiverse.llm.structured import response_format_for
 from multiverse.protocol import load_template, reply_json
 from multiverse.transcript import Transcript
 
-__all__ = ["DEFAULT_TEMPLATE", "TEMPLATE_DIR", "judge_request", "parse_judgment", "transcript_inputs"]
+__all__ = [
+    "DEFAULT_TEMPLATE",
+    "REASON_MAX_CHARS",
+    "TEMPLATE_DIR",
+    "judge_request",
+    "judgment_schema",
+    "parse_judgment",
+    "transcript_inputs",
+]
 
 TEMPLATE_DIR = Path(__file__).with_name("templates")
 """Folder of the packaged judge templates."""
 DEFAULT_TEMPLATE = "judge_v1"
 """Template used when the judge's :class:`~multiverse.choices.ModelSpec` names none."""
+REASON_MAX_CHARS = 200
+"""Longest reason the structured-output schema allows (keeps a judgment's reply short)."""
+
+
+@lru_cache(maxsize=64)
+def judgment_schema(principle_ids: tuple[str, ...]) -> dict[str, Any]:
+    """The JSON schema of a judgment over ``principle_ids`` (what :func:`parse_judgment` accepts).
+
+    Examples
+    --------
+    >>> sorted(judgment_schema(("a", "b"))["required"])
+    ['a', 'b']
+    """
+    entry = {
+        "type": "object",
+        "properties": {
+            "severity": {"type": "integer", "enum": [0, 1, 2]},
+            "reason": {"type": "string", "maxLength": REASON_MAX_CHARS},
+        },
+        "required": ["severity", "reason"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {pid: entry for pid in principle_ids},
+        "required": list(principle_ids),
+        "additionalProperties": False,
+    }
 
 
 def transcript_inputs(transcript: Transcript) -> list[dict[str, Any]]:
@@ -79,7 +116,9 @@ def judge_request(role: Any, transcript: Transcript, turn: int, *, spec: ModelSp
         1-based assistant-turn index.
     spec
         The judge model; ``spec.template`` names the template (default
-        :data:`DEFAULT_TEMPLATE`, or a path to a ``.txt`` file).
+        :data:`DEFAULT_TEMPLATE`, or a path to a ``.txt`` file), and
+        ``spec.response_format`` the structured output
+        (:func:`judgment_schema` for the schema modes).
     replicate
         Replicate index (n judgments of one turn are n requests).
 
@@ -109,8 +148,14 @@ def judge_request(role: Any, transcript: Transcript, turn: int, *, spec: ModelSp
         {"role": "system", "content": template.render(inputs)},
         {"role": "user", "content": f"Judge assistant turn {turn} against every principle."},
     )
+    schema = judgment_schema(tuple(role.principle_ids))
     return Request.from_spec(
-        spec, messages, replicate=replicate, template_digest=template.digest, purpose="judge"
+        spec,
+        messages,
+        response_format=response_format_for(spec, schema, name="judgment"),
+        replicate=replicate,
+        template_digest=template.digest,
+        purpose="judge",
     )
 
 

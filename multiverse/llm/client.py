@@ -26,7 +26,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Coroutine, Iterable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from os import PathLike
 from typing import Any, Protocol, TypeVar
@@ -171,6 +171,9 @@ class Client:
         request to the same model and server without a call.
     progress
         Show a ``tqdm.auto`` progress bar (terminal or notebook) in :meth:`agather`.
+    observer
+        Called as ``observer(request, response)`` once per answered request
+        (cache hits and failures too), e.g. to show live progress.
     backoff_base_s, backoff_max_s
         First and largest exponential backoff bound; a provider's
         ``Retry-After`` is honoured on top.
@@ -200,6 +203,7 @@ class Client:
         backoff_base_s: float = 1.0,
         backoff_max_s: float = 60.0,
         rng_seed: int | None = None,
+        observer: Callable[[Request, Response], None] | None = None,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"Client concurrency: expected a positive integer, got {concurrency!r}")
@@ -235,6 +239,7 @@ class Client:
         self._sync_thread: threading.Thread | None = None
         self._sync_lock = threading.Lock()
         self._versions: dict[bool, dict[str, str]] = {}
+        self._observer = observer
 
     def __repr__(self) -> str:
         return f"Client(cache={self.cache!r}, offline={self.offline}, concurrency={self.concurrency})"
@@ -309,8 +314,9 @@ class Client:
             if state.inflight.get(key) is task:
                 del state.inflight[key]
 
-    @staticmethod
-    def _logged_in_ledger(request: Request, key: str, response: Response) -> Response:
+    def _logged_in_ledger(self, request: Request, key: str, response: Response) -> Response:
+        if self._observer is not None:
+            self._observer(request, response)
         ledger = _LEDGER.get()
         if ledger is not None:
             ledger.append(CallRecord(key, request.model, request.purpose, response.ok))
@@ -535,6 +541,9 @@ class Client:
         stats.prompt_tokens += prompt
         stats.completion_tokens += completion
         stats.cost_usd += reply.cost_usd
+        by_purpose = self._purposes.setdefault(request.purpose, _ModelStats())
+        by_purpose.prompt_tokens += prompt
+        by_purpose.completion_tokens += completion
         self._spent_usd += reply.cost_usd
         self._limiter.settle(request.model, estimate, prompt + completion)
         return Response(
@@ -571,7 +580,7 @@ class Client:
             that finally failed), ``cost_usd`` (spent by this client), ``models``
             ``{model: {calls, cache_hits, retries, failures, prompt_tokens,
             completion_tokens, cost_usd}}`` and ``purposes`` ``{purpose: {calls,
-            cache_hits}}``.
+            cache_hits, prompt_tokens, completion_tokens}}``.
         """
         models = {model: stats.as_dict() for model, stats in sorted(self._models.items())}
         return {
@@ -583,7 +592,12 @@ class Client:
             "cost_usd": round(self._spent_usd, 10),
             "models": models,
             "purposes": {
-                purpose or "unlabelled": {"calls": stats.calls, "cache_hits": stats.cache_hits}
+                purpose or "unlabelled": {
+                    "calls": stats.calls,
+                    "cache_hits": stats.cache_hits,
+                    "prompt_tokens": stats.prompt_tokens,
+                    "completion_tokens": stats.completion_tokens,
+                }
                 for purpose, stats in sorted(self._purposes.items())
             },
         }

@@ -157,7 +157,14 @@ class Request:
         template_digest: str = "",
         purpose: str = "",
     ) -> Request:
-        """Build a request for the model an experiment file names (a :class:`~multiverse.choices.ModelSpec`)."""
+        """Build a request for the model an experiment file names (a :class:`~multiverse.choices.ModelSpec`).
+
+        ``response_format`` and ``seed`` default to the spec's own (a named
+        structured-output mode of the spec is the caller's to turn into a
+        schema: see :mod:`multiverse.llm.structured`).
+        """
+        if response_format is None and isinstance(spec.response_format, Mapping):
+            response_format = spec.response_format
         return cls(
             model=spec.model,
             messages=tuple(messages),
@@ -165,7 +172,7 @@ class Request:
             api_base=spec.api_base,
             tools=tuple(tools) if tools is not None else None,
             response_format=response_format,
-            seed=seed,
+            seed=seed if seed is not None else spec.seed,
             replicate=replicate,
             template_digest=template_digest,
             purpose=purpose,

@@ -15,10 +15,18 @@ from multiverse.choices import ModelSpec
 from multiverse import experiment as _experiment
 from multiverse.experiment import Experiment, ExperimentCheck, validate_file
 
-__all__ = ["EXPERIMENT_CHECKS", "check_judge_names", "check_sim", "load_experiment", "validate_experiment"]
+__all__ = [
+    "EXPERIMENT_CHECKS",
+    "check_judge_names",
+    "check_sim",
+    "check_sim_on_real",
+    "load_experiment",
+    "named_models",
+    "validate_experiment",
+]
 
 
-def _models(experiment: Experiment) -> Iterator[tuple[str, ModelSpec]]:
+def named_models(experiment: Experiment) -> Iterator[tuple[str, ModelSpec]]:
     """Every model the experiment names, with the field that names it."""
     for label, spec in experiment.systems.items():
         yield f"systems.{label}", spec
@@ -40,7 +48,7 @@ def check_sim(experiment: Experiment, located: Located) -> list[Problem]:
     except SimConfigError as exc:
         return [located.problem(exc.field, exc.message)]
     problems = []
-    for field, spec in _models(experiment):
+    for field, spec in named_models(experiment):
         if spec.is_sim:
             try:
                 world.check_model(spec.model)
@@ -61,7 +69,45 @@ def check_judge_names(experiment: Experiment, located: Located) -> list[Problem]
     ]
 
 
-EXPERIMENT_CHECKS: tuple[ExperimentCheck, ...] = (check_sim, check_judge_names)
+def check_sim_on_real(experiment: Experiment, located: Located) -> list[Problem]:
+    """No ``sim/`` player reads text a real model wrote, unless ``allow_sim_on_real: true``.
+
+    Sim judges and the sim monitor read the offline world's planted phrases, so
+    on a real model's text they would report adherence that nobody measured.
+    Refused: a sim model judge beside a real system (it would judge the real
+    replies) and a sim monitor beside a real user simulator (it would validate
+    real user turns).  A sim user simulator, monitor or planner beside a real
+    target is allowed: what they read is the offline world's own.
+    """
+    if experiment.allow_sim_on_real:
+        return []
+    problems = []
+    real_systems = [label for label, spec in experiment.systems.items() if not spec.is_sim]
+    if real_systems:
+        for label, judge in experiment.judges.items():
+            if judge.model is not None and judge.model.is_sim:
+                problems.append(
+                    located.problem(
+                        f"dims.judge.{label}",
+                        f"sim judge {judge.model.model!r} would judge the replies of real system "
+                        f"{real_systems[0]!r} (it reads only the offline world's text); use a real judge, "
+                        "or set allow_sim_on_real: true",
+                    )
+                )
+    real_users = [label for label, spec in experiment.user_sims.items() if not spec.is_sim]
+    if real_users and experiment.campaign.monitor.is_sim:
+        problems.append(
+            located.problem(
+                "campaign.monitor",
+                f"sim monitor {experiment.campaign.monitor.model!r} would validate the turns of real user simulator "
+                f"{real_users[0]!r} (it reads only the offline world's text); use a real monitor, "
+                "or set allow_sim_on_real: true",
+            )
+        )
+    return problems
+
+
+EXPERIMENT_CHECKS: tuple[ExperimentCheck, ...] = (check_sim, check_judge_names, check_sim_on_real)
 
 
 def validate_experiment(path: str | Path) -> list[Problem]:

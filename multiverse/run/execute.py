@@ -46,8 +46,8 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = False) -> Any:
-    """A :class:`~multiverse.llm.Client` with the experiment's limits and offline world."""
+def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = False, observer: Any = None) -> Any:
+    """A :class:`~multiverse.llm.Client` with the experiment's limits and offline world (and ``observer``)."""
     from multiverse.llm import Client, RateLimit
     from multiverse.sim import SimWorld
 
@@ -63,6 +63,8 @@ def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = Fa
         max_calls=experiment.max_calls,
         max_cost_usd=experiment.max_cost_usd,
         sim=SimWorld.from_config(dict(experiment.sim) if experiment.sim is not None else None),
+        observer=observer,
+        **({"timeout_s": experiment.timeout_s} if experiment.timeout_s is not None else {}),
     )
 
 
@@ -78,13 +80,15 @@ def _truth(system: ModelSpec, transcript: Transcript, principle_ids: Sequence[st
     return np.asarray(rows, dtype=np.int8).reshape(len(rows), len(principle_ids))
 
 
-def _judged_turns(responses: Sequence[Any], principle_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int]:
-    """Severity and reason arrays from one judge's responses, one per turn; and the unparseable count."""
+def _judged_turns(
+    responses: Sequence[Any], principle_ids: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
+    """Severity and reason arrays from one judge's responses, one per turn; and the raw unparseable replies by turn."""
     from multiverse.judges.model import parse_judgment
 
     severity = np.full((len(responses), len(principle_ids)), MISSING, dtype=np.int8)
     reason = np.full(severity.shape, NO_REASON, dtype=np.int8)
-    unparseable = 0
+    unparsed: dict[int, str] = {}
     for t, response in enumerate(responses):
         if not response.ok:
             code = response.error if response.error in REASON_CODES else "call_failed"
@@ -92,7 +96,7 @@ def _judged_turns(responses: Sequence[Any], principle_ids: Sequence[str]) -> tup
             continue
         parsed = parse_judgment(response.text or "", principle_ids)
         if parsed is None:
-            unparseable += 1
+            unparsed[t + 1] = response.text or ""
             reason[t] = REASON_CODES["unparseable"]
             continue
         values = parsed[0]
@@ -102,13 +106,14 @@ def _judged_turns(responses: Sequence[Any], principle_ids: Sequence[str]) -> tup
                 severity[t, j] = value
             else:
                 reason[t, j] = REASON_CODES["unparseable"]
-    return severity, reason, unparseable
+    return severity, reason, unparsed
 
 
 async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult:
     """Roll out one unit and judge its transcripts with every model judge."""
     from multiverse.fuzz import coverage_share, rollout
     from multiverse.judges.model import judge_request
+    from multiverse.llm.structured import agather_structured
 
     e = plan.experiment
     condition = e.conditions[unit.condition]
@@ -135,17 +140,20 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
     principle_ids = tuple(role.principle_ids)
     asked: list[tuple[int, str, int]] = []
     requests = []
+    # Turn by turn, every judge at each turn: consecutive prompts then share their longest
+    # prefix (the same turn's prompt, then the next turn's extends it), which servers that keep
+    # the previous prompt's evaluated prefix (llama.cpp) do not evaluate again.
     for index, (item, conversation) in enumerate(kept):
         turns = min(conversation.transcript.n_turns, condition.horizon)
-        for label, spec in model_judges.items():
-            if not planned[item, judge_column[label]]:
-                continue
-            for turn in range(1, turns + 1):
+        for turn in range(1, turns + 1):
+            for label, spec in model_judges.items():
+                if not planned[item, judge_column[label]]:
+                    continue
                 asked.append((index, label, turn))
                 requests.append(
                     judge_request(role, conversation.transcript, turn, spec=spec, replicate=unit.replicate)
                 )
-    responses = await client.agather(requests) if requests else []
+    responses = await agather_structured(client, requests) if requests else []
     by_judge: dict[tuple[int, str], list[Any]] = {}
     for (index, label, _turn), response in zip(asked, responses):
         by_judge.setdefault((index, label), []).append(response)
@@ -162,9 +170,11 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
         )
         for label in model_judges:
             if (index, label) in by_judge:
-                severity, reason, bad = _judged_turns(by_judge[(index, label)], principle_ids)
+                severity, reason, unparsed = _judged_turns(by_judge[(index, label)], principle_ids)
                 record.judged[label] = (severity, reason)
-                unparseable += bad
+                if unparsed:
+                    record.unparsed[label] = unparsed
+                unparseable += len(unparsed)
         records.append(record)
     coverage = coverage_share([c for _, c in kept], role) if e.is_campaign and kept else None
     return UnitResult(unit.key, records, coverage, unparseable)
@@ -233,6 +243,7 @@ def execute_units(
     n_jobs: int | None = None,
     offline: bool = False,
     replay: bool = True,
+    progress: bool = False,
 ) -> tuple[list[UnitResult], list[dict[str, Any]]]:
     """Run every unit of a plan; return the results and each client's summary.
 
@@ -257,10 +268,17 @@ def execute_units(
     replay
         Reuse stored replays of finished units (see :func:`run_or_replay`);
         ``False`` rebuilds every unit from its cached responses.
+    progress
+        Show one live bar per layer (:class:`~multiverse.run.progress.RunProgress`);
+        only without ``backend`` (workers elsewhere cannot draw here).
     """
     units = list(plan.units())
     if backend is None:
-        with make_client(plan.experiment, cache, offline=offline) as client:
+        from multiverse.run.progress import RunProgress
+
+        with RunProgress() as bars, make_client(
+            plan.experiment, cache, offline=offline, observer=bars if progress else None
+        ) as client:
             return run_sync(_run_all(client, plan, units, roles, replay=replay)), [client.summary()]
     import joblib
 

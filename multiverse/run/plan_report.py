@@ -137,8 +137,10 @@ def plan_report(experiment: Experiment, *, cache: str | Path | None = None) -> d
     -------
     dict
         ``layers`` (cells per layer), ``models`` (model -> ``needed``,
-        ``cached``, ``to_call``, ``cost_usd``), and the totals ``needed``,
-        ``cached``, ``to_call``, ``cost_usd`` (``None`` if any price is unknown).
+        ``cached``, ``to_call``, ``cost_usd``), the totals ``needed``,
+        ``cached``, ``to_call``, ``cost_usd`` (``None`` if any price is unknown),
+        and ``missing_credentials`` (model -> environment variable names its
+        provider needs and lacks, for models with calls to make; never values).
     """
     from multiverse.run.runner import load_roles, resolve_cache
 
@@ -154,7 +156,12 @@ def plan_report(experiment: Experiment, *, cache: str | Path | None = None) -> d
             "cost_usd": estimate_cost_usd(model, to_call),
         }
     costs = [m["cost_usd"] for m in models.values()]
+    from multiverse.llm.credentials import check_credentials
+    from multiverse.run.checks import named_models
+
+    specs = [spec for _, spec in named_models(experiment) if models.get(spec.model, {}).get("to_call")]
     return {
+        "missing_credentials": {model: list(names) for model, names in check_credentials(specs).items()},
         "experiment": experiment.name,
         "plan_digest": plan.digest,
         "layers": plan.layer_sizes(),

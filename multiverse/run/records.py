@@ -38,6 +38,9 @@ class ConversationRecord:
         Model judge label -> ``(severity, reason)`` arrays ``(turns, role
         principles)``; ``reason`` holds indices into
         :data:`~multiverse._schema.MISSING_REASONS` where severity is missing.
+    unparsed
+        Model judge label -> {1-based turn: raw reply text} for every reply
+        that did not parse, kept for diagnosis (``multiverse show --raw``).
     """
 
     unit: tuple[str, str, str, str, int]
@@ -46,6 +49,7 @@ class ConversationRecord:
     tags: list[tuple[str, str]]
     truth: np.ndarray | None
     judged: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    unparsed: dict[str, dict[int, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -71,25 +75,29 @@ def _unit(labels: list[Any]) -> tuple[str, str, str, str, int]:
     return (system, role, user_sim, condition, int(replicate))
 
 
+def _record_to_json(record: ConversationRecord) -> dict[str, Any]:
+    out = {
+        "item": record.item,
+        "transcript": record.transcript,
+        "tags": [list(tag) for tag in record.tags],
+        "truth": None if record.truth is None else _array_to_json(record.truth),
+        "judged": {
+            label: [_array_to_json(severity), _array_to_json(reason)]
+            for label, (severity, reason) in record.judged.items()
+        },
+    }
+    if record.unparsed:  # only when present: results without any stay byte-identical
+        out["unparsed"] = {label: {str(t): text for t, text in turns.items()} for label, turns in record.unparsed.items()}
+    return out
+
+
 def result_to_json(result: UnitResult) -> dict[str, Any]:
     """``result`` as JSON-ready data (see :func:`result_from_json`)."""
     return {
         "unit": list(result.unit),
         "coverage": result.coverage,
         "unparseable": result.unparseable,
-        "records": [
-            {
-                "item": record.item,
-                "transcript": record.transcript,
-                "tags": [list(tag) for tag in record.tags],
-                "truth": None if record.truth is None else _array_to_json(record.truth),
-                "judged": {
-                    label: [_array_to_json(severity), _array_to_json(reason)]
-                    for label, (severity, reason) in record.judged.items()
-                },
-            }
-            for record in result.records
-        ],
+        "records": [_record_to_json(record) for record in result.records],
     }
 
 
@@ -112,6 +120,10 @@ def result_from_json(data: dict[str, Any]) -> UnitResult:
             judged={
                 label: (_array_from_json(severity), _array_from_json(reason))
                 for label, (severity, reason) in record["judged"].items()
+            },
+            unparsed={
+                label: {int(t): str(text) for t, text in turns.items()}
+                for label, turns in (record.get("unparsed") or {}).items()
             },
         )
         for record in data["records"]

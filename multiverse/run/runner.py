@@ -6,13 +6,14 @@ import json
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import xarray as xr
 
-from multiverse._schema import FAILURE_REASONS
+from multiverse._schema import ENDED_STATES, FAILURE_REASONS
 from multiverse.experiment import Experiment
 from multiverse.llm.redact import redact_tree
 from multiverse.plan import Plan, make_plan
@@ -21,7 +22,7 @@ from multiverse.run.checks import load_experiment
 from multiverse.run.execute import execute_units
 from multiverse.run.records import UnitResult
 
-__all__ = ["run", "resolve_experiment", "resolve_cache", "load_roles", "merge_summaries"]
+__all__ = ["UNPARSED_FILE", "failed_share", "run", "resolve_experiment", "resolve_cache", "load_roles", "merge_summaries"]
 
 
 def resolve_experiment(experiment: Experiment | str | Path) -> Experiment:
@@ -55,6 +56,7 @@ def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     failures: Counter[str] = Counter()
     retried: Counter[str] = Counter()
     models: dict[str, Counter[str]] = defaultdict(Counter)
+    purposes: dict[str, Counter[str]] = defaultdict(Counter)
     for summary in summaries:
         for key in out:
             out[key] += summary.get(key, 0)
@@ -62,9 +64,12 @@ def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         retried.update(summary.get("retried", {}))
         for model, stats in summary.get("models", {}).items():
             models[model].update({k: v for k, v in stats.items() if isinstance(v, (int, float))})
+        for purpose, stats in summary.get("purposes", {}).items():
+            purposes[purpose].update(stats)
     out["failures"] = dict(failures)
     out["retried"] = dict(sorted(retried.items()))
     out["models"] = {model: dict(stats) for model, stats in sorted(models.items())}
+    out["purposes"] = {purpose: dict(stats) for purpose, stats in sorted(purposes.items())}
     return out
 
 
@@ -92,6 +97,7 @@ def _run_summary(
     unknown = set(failures) - set(FAILURE_REASONS)
     if unknown:
         raise RuntimeError(f"run summary: failure reasons outside the documented set: {sorted(unknown)}")
+    ended = Counter(record.transcript.get("ended", "completed") for r in results for record in r.records)
     info = {
         "experiment": plan.experiment.name,
         "plan_digest": plan.digest,
@@ -103,7 +109,9 @@ def _run_summary(
         "cost_usd": summary["cost_usd"],
         "failures": {reason: failures[reason] for reason in FAILURE_REASONS if failures[reason]},
         "models": summary["models"],
+        "purposes": summary.get("purposes", {}),
         "wall_s": round(wall_s, 3),
+        "ended": {state: ended[state] for state in ENDED_STATES},
     }
     if plan.experiment.is_campaign:
         info["coverage"] = _coverage(results)
@@ -119,6 +127,9 @@ def run(
     n_jobs: int | None = None,
     offline: bool = False,
     replay: bool = True,
+    max_calls: int | None = None,
+    max_cost_usd: float | None = None,
+    progress: bool = False,
 ) -> xr.Dataset:
     """Run an experiment: rollouts, then every judge on every transcript, into one cube.
 
@@ -156,6 +167,11 @@ def run(
         library code and cached responses are all unchanged, instead of
         rebuilding it request by request from the cache (same cube, no model
         call either way; see :mod:`multiverse.run.replay`).  ``False`` rebuilds.
+    max_calls, max_cost_usd
+        Spend caps replacing the experiment file's (``None``: the file's).
+    progress
+        Show live progress, one ``tqdm.auto`` bar per layer (terminal or
+        notebook; see :mod:`multiverse.run.progress`).
 
     Returns
     -------
@@ -178,9 +194,20 @@ def run(
     Secrets (URL credentials, header values, secret-named parameters, the
     environment's keys) are masked in the cube's attrs and in ``run.json``
     (:func:`multiverse.llm.redact.redact_tree`).
+    multiverse.llm.credentials.MissingCredentials
+        If a real model lacks its provider's credentials (checked before any
+        call, unless ``offline``).
     """
     started = time.perf_counter()
     e = resolve_experiment(experiment)
+    if max_calls is not None or max_cost_usd is not None:
+        e = replace(
+            e,
+            max_calls=e.max_calls if max_calls is None else max_calls,
+            max_cost_usd=e.max_cost_usd if max_cost_usd is None else max_cost_usd,
+        )
+    if not offline:
+        _require_credentials(e)
     plan = make_plan(e)
     roles = load_roles(e)
     cache_dir = resolve_cache(e, cache)
@@ -190,7 +217,7 @@ def run(
         protected = {"the cache": cache_dir, "the experiment file": e.source or None, "the specs": e.specs_dir()}
         check_output_dir(out, kind="run", protected=protected)
     results, summaries = execute_units(
-        plan, roles, cache=cache_dir, backend=backend, n_jobs=n_jobs, offline=offline, replay=replay
+        plan, roles, cache=cache_dir, backend=backend, n_jobs=n_jobs, offline=offline, replay=replay, progress=progress
     )
     records = [record for result in results for record in result.records]
     attrs = redact_tree(provenance(plan, roles))
@@ -202,6 +229,24 @@ def run(
     return cube
 
 
+def _require_credentials(experiment: Experiment) -> None:
+    from multiverse.llm.credentials import MissingCredentials, check_credentials
+    from multiverse.run.checks import named_models
+
+    if all(spec.is_sim for _, spec in named_models(experiment)):
+        return
+    missing = check_credentials(spec for _, spec in named_models(experiment))
+    if missing:
+        raise MissingCredentials(missing)
+
+
+def failed_share(info: Mapping[str, Any]) -> float:
+    """The share of a run's conversations that ended ``failed`` (0 for a run without any)."""
+    ended = info.get("ended") or {}
+    total = sum(ended.values())
+    return ended.get("failed", 0) / total if total else 0.0
+
+
 def _write(out: Path, cube: xr.Dataset, info: Mapping[str, Any], records: Sequence[Any]) -> None:
     from multiverse.io import replace_dir, save_cube
     from multiverse.transcript import Transcript, TranscriptStore
@@ -211,3 +256,28 @@ def _write(out: Path, cube: xr.Dataset, info: Mapping[str, Any], records: Sequen
         with TranscriptStore(staging / TranscriptStore.FILENAME) as store:
             store.put(Transcript.from_dict(r.transcript) for r in records)
         (staging / "run.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        (staging / UNPARSED_FILE).write_text("".join(_unparsed_lines(records)), encoding="utf-8")
+
+
+UNPARSED_FILE = "unparseable.jsonl"
+"""The run folder's file of raw judge replies that did not parse (one JSON object a line)."""
+
+
+def _unparsed_lines(records: Sequence[Any]) -> Iterator[str]:
+    for record in records:
+        system, role, user_sim, condition, replicate = record.unit
+        for judge, turns in record.unparsed.items():
+            for turn, text in sorted(turns.items()):
+                line = {
+                    "transcript_id": record.transcript.get("id", ""),
+                    "system": system,
+                    "role": role,
+                    "user_sim": user_sim,
+                    "condition": condition,
+                    "replicate": replicate,
+                    "item": record.item,
+                    "judge": judge,
+                    "turn": turn,
+                    "text": text,
+                }
+                yield json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n"

@@ -143,6 +143,7 @@ def test_worker_summaries_add_up():
         "calls": 5, "cache_hits": 5, "retries": 1, "cost_usd": 0.75,
         "failures": {"timeout": 3, "rate_limited": 1},
         "models": {"a": {"calls": 1}, "m": {"calls": 5}},
+        "purposes": {},
     }
     assert list(merged["models"]) == ["a", "m"]
     assert merge_summaries([])["calls"] == 0

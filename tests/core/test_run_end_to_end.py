@@ -36,7 +36,9 @@ def test_cli_run_writes_cube_and_run_json_replacing_old_outputs(write_experiment
     (out / "stale.txt").write_text("from an earlier run")
     (out / "multiverse-output.json").write_text('{"kind": "run"}')
     assert cli(["run", str(path), "--out", str(out), "--cache", str(tmp_path / "cache")]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["cube.nc", "multiverse-output.json", "run.json", "transcripts.sqlite"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "cube.nc", "multiverse-output.json", "run.json", "transcripts.sqlite", "unparseable.jsonl"
+    ]
     info = json.loads((out / "run.json").read_text())
     assert {"calls", "cache_hits", "failures", "wall_s"} <= set(info)
     assert info["calls"] > 0 and info["wall_s"] > 0

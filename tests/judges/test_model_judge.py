@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from hypothesis import given
@@ -132,3 +133,21 @@ def test_parse_judgment_treats_anything_outside_the_schema_as_missing(text):
 def test_parse_judgment_never_raises(text):
     result = parse_judgment(text, IDS)
     assert result is None or set(result[0]) == set(IDS)
+
+
+def test_judge_prompts_of_one_conversation_share_the_role_and_earlier_turns_as_a_prefix():
+    """The role's criteria come first and each turn's prompt extends the previous one's transcript."""
+    role = load_role("tutor")
+    events = []
+    for turn in range(1, 7):
+        actor = "user" if turn % 2 else "assistant"
+        events.append({"turn": turn, "actor": actor, "text": f"{actor} message {turn}"})
+    transcript = Transcript.from_dict({"role": "tutor", "events": events})
+    prompts = [judge_request(role, transcript, t, spec=ModelSpec("openai/x")).messages[0]["content"] for t in (1, 2, 3)]
+    criteria_end = prompts[0].index('"transcript"')
+    assert all(p[:criteria_end] == prompts[0][:criteria_end] for p in prompts)
+    assert '"criteria"' in prompts[0][:criteria_end]
+    for earlier, later in zip(prompts, prompts[1:]):
+        shared = len(os.path.commonprefix([earlier, later]))
+        assert earlier[:shared].endswith("}")  # the whole last event of the earlier prompt is shared
+        assert shared > criteria_end

@@ -110,7 +110,10 @@ def test_summary_counts_calls_hits_tokens_and_purposes(world):
     assert summary["models"]["sim/target-a"]["calls"] == 2
     assert summary["models"]["sim/target-a"]["cache_hits"] == 2
     assert summary["models"]["sim/judge-x"]["completion_tokens"] > 0
-    assert summary["purposes"]["target"] == {"calls": 2, "cache_hits": 2}
+    target = summary["purposes"]["target"]
+    assert (target["calls"], target["cache_hits"]) == (2, 2)
+    assert target["prompt_tokens"] == summary["models"]["sim/target-a"]["prompt_tokens"] > 0
+    assert summary["purposes"]["judge"]["completion_tokens"] == summary["models"]["sim/judge-x"]["completion_tokens"]
 
 
 def test_is_cached_reports_without_calling(world):
@@ -195,5 +198,5 @@ def test_replayed_requests_count_as_cache_hits_by_model_and_purpose(world):
     summary = c.summary()
     assert (summary["calls"], summary["cache_hits"]) == (0, 3)
     assert summary["models"]["sim/judge-x"]["cache_hits"] == 2
-    assert summary["purposes"]["judge"] == {"calls": 0, "cache_hits": 2}
+    assert summary["purposes"]["judge"] == {"calls": 0, "cache_hits": 2, "prompt_tokens": 0, "completion_tokens": 0}
     assert world.total_calls == 0

