@@ -10,7 +10,15 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS = ("bench_contract", "bench_score", "bench_curve", "bench_llm", "bench_run", "bench_concurrent")
+BENCHMARKS = (
+    "bench_contract",
+    "bench_contract_files",
+    "bench_score",
+    "bench_curve",
+    "bench_llm",
+    "bench_run",
+    "bench_concurrent",
+)
 
 
 def main() -> int:

@@ -132,9 +132,9 @@ class Contract:
 
     ``roles`` maps a contract role name to its allowlist.  Only an event from
     ``trusted_actor`` may change the active role; ``transitions`` lists the
-    handoffs the product performs (``(from_role, to_role)`` pairs, for
-    documentation and scenario design; the evaluator accepts any trusted
-    transition to a known role).  ``enforces`` is the principle of the owning
+    handoffs the product performs (``(from_role, to_role)`` pairs); when there
+    are any, the evaluator reports a trusted change along another pair as the
+    fixture error ``transition_not_declared``.  ``enforces`` is the principle of the owning
     role whose severities the contract judge writes.
     """
 

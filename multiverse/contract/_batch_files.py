@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -61,8 +60,8 @@ _SCHEMA = pa.schema(
         ("transcript", pa.list_(_EVENT)),
     ]
 )
-_METADATA_KEY = re.compile(b'"(?:' + b"|".join(key.encode() for key in REQUEST_METADATA) + b')"')
-_BLOCK = 1 << 24  # bytes per block of pyarrow's reader: large blocks parse fastest here
+_METADATA_KEYS = tuple(f'"{key}"'.encode() for key in REQUEST_METADATA)
+_BLOCK = 1 << 24  # bytes per block of pyarrow's reader (blocks are parsed on its thread pool)
 
 
 def _reject_constant(name: str) -> Any:
@@ -85,7 +84,7 @@ def read_case_files(path: str | os.PathLike, *, contract: Any = None) -> xr.Data
     where = Path(path)
     if where.is_dir():
         files = sorted(p for p in where.iterdir() if p.is_file() and p.name.endswith(".json"))
-        records = [p.read_bytes().removeprefix(b"\xef\xbb\xbf") for p in files]
+        records = _Files([p.read_bytes().removeprefix(b"\xef\xbb\xbf") for p in files])
         names = [str(p) for p in files]
         return _from_records(records, names, multiline=True, default=contract)
     if not where.is_file():
@@ -93,18 +92,52 @@ def read_case_files(path: str | os.PathLike, *, contract: Any = None) -> xr.Data
     if where.suffix == ".parquet":
         return _from_parquet(where, contract)
     data = where.read_bytes().removeprefix(b"\xef\xbb\xbf")
-    records, names = [], []
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if line.strip():
-            records.append(line)
-            names.append(f"{where}:{number}")
-    return _from_records(records, names, multiline=False, default=contract, buffer=data)
+    records = _Records(data)
+    names = [f"{where}:{number}" for number in records.lines]
+    return _from_records(records, names, multiline=False, default=contract)
+
+
+class _Records:
+    """The non-blank lines of a JSONL text as (start, end) spans; a line is copied only when asked for."""
+
+    def __init__(self, buffer: bytes) -> None:
+        self.buffer = buffer
+        self.spans: list[tuple[int, int]] = []
+        self.lines: list[int] = []
+        start, number, find = 0, 1, buffer.find
+        while start <= len(buffer):
+            end = find(b"\n", start)
+            end = len(buffer) if end < 0 else end
+            blank = end == start or (buffer[start : start + 1].isspace() and buffer[start:end].isspace())
+            if not blank:
+                self.spans.append((start, end))
+                self.lines.append(number)
+            start, number = end + 1, number + 1
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+    def __getitem__(self, k: int) -> bytes:
+        start, end = self.spans[k]
+        return self.buffer[start:end]
+
+
+class _Files(_Records):
+    """Whole files joined by newlines, each one record."""
+
+    def __init__(self, texts: list[bytes]) -> None:
+        self.buffer = b"\n".join(texts)
+        self.spans, start = [], 0
+        for text in texts:
+            self.spans.append((start, start + len(text)))
+            start += len(text) + 1
 
 
 def _plain_cases(records: Sequence[bytes], names: Sequence[str]) -> list[Any]:
     """``json.loads`` of each record, strict JSON; errors name the record."""
     cases = []
-    for record, name in zip(records, names):
+    for k, name in enumerate(names):
+        record = records[k]
         try:
             cases.append(_DECODER.decode(record.decode("utf-8")))
         except UnicodeDecodeError as exc:
@@ -116,25 +149,23 @@ def _plain_cases(records: Sequence[bytes], names: Sequence[str]) -> list[Any]:
     return cases
 
 
-def _from_records(
-    records: list[bytes], names: list[str], *, multiline: bool, default: Any, buffer: bytes | None = None
-) -> xr.Dataset:
-    """Judge records (JSONL lines or whole files); ``buffer`` is their text when already joined."""
+def _from_records(records: _Records, names: list[str], *, multiline: bool, default: Any) -> xr.Dataset:
+    """Judge records (JSONL lines or whole files)."""
     default_rules = None if default is None else read_contract(default)
-    buffer = b"\n".join(records) if buffer is None else buffer
+    buffer = records.buffer
     try:
         table = _parse(buffer, len(records), multiline=multiline)
     except _Plain:
         return _from_dicts(_plain_cases(records, names), default, names=names)
     contracts = _Contracts(default_rules)
     plain = []
-    if _METADATA_KEY.search(buffer):  # one pass over all the text; per record only when some has metadata
-        plain = [k for k, record in enumerate(records) if _METADATA_KEY.search(record)]
+    if any(key in buffer for key in _METADATA_KEYS):  # a few fast scans of all the text; per record only then
+        plain = [k for k in range(len(records)) if any(key in records[k] for key in _METADATA_KEYS)]
     plain_set = set(plain)
     rules: list[ContractRules | None] = []
     contract_valid = table.column("contract").is_valid().to_numpy(zero_copy_only=False)
-    for k, record in enumerate(records):
-        found = None if k in plain_set else contracts.of(record, bool(contract_valid[k]), names[k])
+    for k, (start, end) in enumerate(records.spans):
+        found = None if k in plain_set else contracts.of(buffer, start, end, bool(contract_valid[k]), names[k])
         if found is None and k not in plain_set:
             plain.append(k)
             plain_set.add(k)
@@ -181,29 +212,31 @@ class _Contracts:
         self.by_text: dict[bytes, ContractRules] = {}
         self.recent: list[bytes] = []
 
-    def of(self, record: bytes, present: bool, name: str) -> ContractRules | None:
-        """The record's rules, or ``None`` when the record must be read the plain way."""
-        count = record.count(b'"contract"')
+    def of(self, buffer: bytes, start: int, end: int, present: bool, name: str) -> ContractRules | None:
+        """The rules of the record ``buffer[start:end]``, or ``None`` when it must be read the plain way."""
+        key = b'"contract"'
+        count = buffer.count(key, start, end)
         if not present:
             return self.default if count == 0 else None
         if count != 1:
             return None
-        start = record.index(b'"contract"') + len(b'"contract"')
-        while record[start : start + 1] in (b" ", b"\t", b"\r", b"\n"):
-            start += 1
-        if record[start : start + 1] != b":":
+        at = buffer.index(key, start, end) + len(key)
+        while buffer[at : at + 1] in (b" ", b"\t", b"\r", b"\n"):
+            at += 1
+        if buffer[at : at + 1] != b":":
             return None
-        start += 1
-        while record[start : start + 1] in (b" ", b"\t", b"\r", b"\n"):
-            start += 1
+        at += 1
+        while buffer[at : at + 1] in (b" ", b"\t", b"\r", b"\n"):
+            at += 1
         for text in self.recent:
-            if record.startswith(text, start):
+            if buffer.startswith(text, at, end):
                 return self.by_text[text]
         try:
-            value, end = _DECODER.raw_decode(record[start:].decode("utf-8"))
+            rest = buffer[at:end].decode("utf-8")
+            value, stop = _DECODER.raw_decode(rest)
         except (ValueError, RecursionError):
             return None
-        text = record[start:].decode("utf-8")[:end].encode("utf-8")
+        text = rest[:stop].encode("utf-8")
         try:
             rules = read_contract(value, field=f"{name}: contract")
         except CaseFormatError:  # the plain reading reports it, after the checks that come first

@@ -276,13 +276,22 @@ def evaluate_case(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def impact(transcript: list, violations: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The violations with ``prevented`` and ``recovery_turn`` added (see the module docstring)."""
+    """The violations with ``prevented`` and ``recovery_turn`` added (see the module docstring).
+
+    One backward pass finds, for every event, the next assistant event without
+    a violation, so a long run of violations costs linear time.
+    """
     if not violations:
         return violations
     outside = {v["event"] for v in violations}
+    next_clean: list[Any] = [None] * (len(transcript) + 1)
+    for index in range(len(transcript) - 1, -1, -1):
+        event = transcript[index]
+        clean = isinstance(event, dict) and event.get("actor") == "assistant" and index not in outside
+        next_clean[index] = event.get("turn") if clean else next_clean[index + 1]
     out = []
     for violation in violations:
-        prevented, recovery = False, None
+        prevented = False
         for event in transcript[violation["event"] + 1 :]:
             if not isinstance(event, dict):
                 continue
@@ -291,12 +300,7 @@ def impact(transcript: list, violations: list[dict[str, Any]]) -> list[dict[str,
                 break
             if actor == "tool" and event.get("status") == "denied" and event.get("action", violation["action"]) == violation["action"]:
                 prevented = True
-        for index in range(violation["event"] + 1, len(transcript)):
-            event = transcript[index]
-            if isinstance(event, dict) and event.get("actor") == "assistant" and index not in outside:
-                recovery = event.get("turn")
-                break
-        out.append({**violation, "prevented": prevented, "recovery_turn": recovery})
+        out.append({**violation, "prevented": prevented, "recovery_turn": next_clean[violation["event"] + 1]})
     return out
 
 
