@@ -182,7 +182,10 @@ class Experiment:
                 return model(spec.model)
             if spec.kind == "deterministic":
                 return {"deterministic": spec.name}
-            return {"panel": list(spec.members), "combine": spec.combine}
+            panel: dict[str, Any] = {"panel": list(spec.members), "combine": spec.combine}
+            if spec.outvote_exact:
+                panel["outvote_exact"] = True
+            return panel
 
         dims: dict[str, Any] = {
             "user_sim": {k: model(v) for k, v in self.user_sims.items()},
@@ -348,13 +351,17 @@ def _kind(value: Any) -> str:
 
 def _judge(reader: _Reader, value: Any, field: str) -> JudgeSpec | None:
     if isinstance(value, Mapping) and "panel" in value:
-        data = reader.mapping(value, field, allowed=("panel", "combine"))
+        data = reader.mapping(value, field, allowed=("panel", "combine", "outvote_exact"))
         members = reader.names(data.get("panel"), f"{field}.panel")
         combine = data.get("combine", "majority")
+        outvote = data.get("outvote_exact", False)
         if combine not in PANEL_COMBINES:
             reader.add(f"{field}.combine", f"expected one of {', '.join(PANEL_COMBINES)}, got {combine!r}")
             return None
-        return None if members is None else JudgeSpec("panel", members=members, combine=combine)
+        if not isinstance(outvote, bool):
+            reader.add(f"{field}.outvote_exact", f"expected true or false, got {_kind(outvote)}")
+            return None
+        return None if members is None else JudgeSpec("panel", members=members, combine=combine, outvote_exact=outvote)
     if isinstance(value, Mapping) and "deterministic" in value:
         data = reader.mapping(value, field, allowed=("deterministic",))
         name = reader.string(data.get("deterministic"), f"{field}.deterministic")

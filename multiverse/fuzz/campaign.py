@@ -64,6 +64,7 @@ from multiverse.fuzz.planner import CampaignPlanner, Rollout, Slot
 from multiverse.fuzz.scenario import Scenario, ScenarioError
 from multiverse.grid import cells as grid_cells
 from multiverse.grid import coverage, share_covered
+from multiverse.judging import Judge
 
 __all__ = ["campaign_rng", "coverage_by_round", "coverage_share", "rollout", "tagged_turns"]
 
@@ -128,7 +129,7 @@ async def rollout(
     budget: Budget | None,
     planner: ModelSpec,
     monitor: ModelSpec,
-    judge: ModelSpec,
+    judge: Judge,
     seed: int = 0,
 ) -> list[Conversation]:
     """Run one campaign and return its conversations in item order.
@@ -151,8 +152,10 @@ async def rollout(
         Conversations when there is no ``budget``.
     budget
         ``rounds`` x ``conversations``; overrides ``items``.
-    planner, monitor, judge
-        The campaign's planner, consistency monitor and online judge.
+    planner, monitor
+        The campaign's planner and consistency monitor.
+    judge
+        The campaign's online judge (a :class:`~multiverse.judging.Judge`).
     seed
         Base seed of the campaign's random generator.
 

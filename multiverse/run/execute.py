@@ -18,18 +18,17 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from multiverse._schema import MISSING, MISSING_REASONS
+from multiverse._schema import MISSING
 from multiverse.choices import ModelSpec
 from multiverse.experiment import Experiment, parse_experiment
-from multiverse.plan import Plan, Unit, make_plan, model_judge_specs
+from multiverse.judging import judge_transcripts
+from multiverse.plan import Plan, Unit, make_plan
 from multiverse.run.records import ConversationRecord, UnitResult
 from multiverse.transcript import Transcript
 
 __all__ = ["execute_units", "make_client", "run_or_replay", "run_sync", "run_unit"]
 
 T = TypeVar("T")
-NO_REASON = -1
-REASON_CODES = {reason: code for code, reason in enumerate(MISSING_REASONS)}
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -78,42 +77,22 @@ def _truth(system: ModelSpec, transcript: Transcript, principle_ids: Sequence[st
     return np.asarray(rows, dtype=np.int8).reshape(len(rows), len(principle_ids))
 
 
-def _judged_turns(responses: Sequence[Any], principle_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int]:
-    """Severity and reason arrays from one judge's responses, one per turn; and the unparseable count."""
-    from multiverse.judges.model import parse_judgment
-
-    severity = np.full((len(responses), len(principle_ids)), MISSING, dtype=np.int8)
-    reason = np.full(severity.shape, NO_REASON, dtype=np.int8)
-    unparseable = 0
-    for t, response in enumerate(responses):
-        if not response.ok:
-            code = response.error if response.error in REASON_CODES else "call_failed"
-            reason[t] = REASON_CODES[code]
-            continue
-        parsed = parse_judgment(response.text or "", principle_ids)
-        if parsed is None:
-            unparseable += 1
-            reason[t] = REASON_CODES["unparseable"]
-            continue
-        values = parsed[0]
-        for j, principle in enumerate(principle_ids):
-            value = values.get(principle, MISSING)
-            if value in (0, 1, 2):
-                severity[t, j] = value
-            else:
-                reason[t, j] = REASON_CODES["unparseable"]
-    return severity, reason, unparseable
-
-
 async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult:
-    """Roll out one unit and judge its transcripts with every model judge."""
+    """Roll out one unit and judge its transcripts with every model judge.
+
+    The campaign's online judge and the ``judge`` dim's model judges are the
+    same :class:`~multiverse.judging.Judge` objects, run by
+    :func:`~multiverse.judging.judge_transcripts` (the online judge's requests
+    are served from the cache the second time).
+    """
     from multiverse.fuzz import coverage_share, rollout
-    from multiverse.judges.model import judge_request
+    from multiverse.judges.build import make_judges
+    from multiverse.judges.model import unparseable_turns
 
     e = plan.experiment
     condition = e.conditions[unit.condition]
     system = e.systems[unit.system]
-    model_judges = model_judge_specs(e)
+    model_judges = make_judges(e.judges, kind="model")
     conversations = await rollout(
         client,
         role=role,
@@ -133,22 +112,16 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
     planned = plan.unit_judge(unit).values != ""
     judge_column = {label: j for j, label in enumerate(e.judges)}
     principle_ids = tuple(role.principle_ids)
-    asked: list[tuple[int, str, int]] = []
-    requests = []
-    for index, (item, conversation) in enumerate(kept):
-        turns = min(conversation.transcript.n_turns, condition.horizon)
-        for label, spec in model_judges.items():
-            if not planned[item, judge_column[label]]:
-                continue
-            for turn in range(1, turns + 1):
-                asked.append((index, label, turn))
-                requests.append(
-                    judge_request(role, conversation.transcript, turn, spec=spec, replicate=unit.replicate)
-                )
-    responses = await client.agather(requests) if requests else []
-    by_judge: dict[tuple[int, str], list[Any]] = {}
-    for (index, label, _turn), response in zip(asked, responses):
-        by_judge.setdefault((index, label), []).append(response)
+    judged = await judge_transcripts(
+        model_judges,
+        [conversation.transcript for _, conversation in kept],
+        roles=[role] * len(kept),
+        principle_ids=principle_ids,
+        horizon=condition.horizon,
+        client=client,
+        replicate=unit.replicate,
+        planned={label: [bool(planned[item, judge_column[label]]) for item, _ in kept] for label in model_judges},
+    )
     records = []
     unparseable = 0
     for index, (item, conversation) in enumerate(kept):
@@ -161,10 +134,13 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
             truth=_truth(system, transcript, principle_ids),
         )
         for label in model_judges:
-            if (index, label) in by_judge:
-                severity, reason, bad = _judged_turns(by_judge[(index, label)], principle_ids)
-                record.judged[label] = (severity, reason)
-                unparseable += bad
+            judgment = judged[label][index]
+            if judgment is None:
+                continue
+            turns = min(transcript.n_turns, condition.horizon)
+            record.judged[label] = (judgment.severity[:turns], judgment.missing[:turns])
+            record.reasons[label] = [list(row) for row in judgment.reason_rows(principle_ids)]
+            unparseable += unparseable_turns(judgment)
         records.append(record)
     coverage = coverage_share([c for _, c in kept], role) if e.is_campaign and kept else None
     return UnitResult(unit.key, records, coverage, unparseable)

@@ -38,6 +38,9 @@ class ConversationRecord:
         Model judge label -> ``(severity, reason)`` arrays ``(turns, role
         principles)``; ``reason`` holds indices into
         :data:`~multiverse._schema.MISSING_REASONS` where severity is missing.
+    reasons
+        Model judge label -> ``[turn, principle, reason]`` rows: the judge's
+        stated reasons (kept in the run's transcript store).
     """
 
     unit: tuple[str, str, str, str, int]
@@ -46,6 +49,7 @@ class ConversationRecord:
     tags: list[tuple[str, str]]
     truth: np.ndarray | None
     judged: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    reasons: dict[str, list[list[Any]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -87,6 +91,7 @@ def result_to_json(result: UnitResult) -> dict[str, Any]:
                     label: [_array_to_json(severity), _array_to_json(reason)]
                     for label, (severity, reason) in record.judged.items()
                 },
+                "reasons": record.reasons,
             }
             for record in result.records
         ],
@@ -112,6 +117,10 @@ def result_from_json(data: dict[str, Any]) -> UnitResult:
             judged={
                 label: (_array_from_json(severity), _array_from_json(reason))
                 for label, (severity, reason) in record["judged"].items()
+            },
+            reasons={
+                label: [[int(turn), str(principle), str(text)] for turn, principle, text in rows]
+                for label, rows in record["reasons"].items()
             },
         )
         for record in data["records"]
