@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "to_long": "multiverse.cube",
     "load_role": "multiverse.specs",
     "load_experiment": "multiverse.experiment",
+    "judge_reasons": "multiverse.reasons",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

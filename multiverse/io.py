@@ -97,6 +97,9 @@ def open_cube(path: str | Path) -> xr.Dataset:
         A ``.nc`` file, a ``.zarr`` folder, or a run output folder holding
         ``cube.nc`` or ``cube.zarr``.
 
+    The cube's ``encoding["source"]`` names the file read (so the run's
+    transcript store beside it can be found, e.g. by ``to_long(cube, reasons=True)``).
+
     Raises
     ------
     FileNotFoundError
@@ -111,9 +114,12 @@ def open_cube(path: str | Path) -> xr.Dataset:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such cube")
     if path.suffix == ".zarr":
-        return xr.open_zarr(path).load()
-    with xr.open_dataset(path, engine="netcdf4") as ds:
-        return ds.load()
+        cube = xr.open_zarr(path).load()
+    else:
+        with xr.open_dataset(path, engine="netcdf4") as ds:
+            cube = ds.load()
+    cube.encoding["source"] = str(path)
+    return cube
 
 
 @contextmanager

@@ -114,7 +114,12 @@ def _judgments(
 
 
 def assemble_cube(
-    plan: Plan, roles: Mapping[str, Any], records: Sequence[ConversationRecord], *, attrs: Mapping[str, Any]
+    plan: Plan,
+    roles: Mapping[str, Any],
+    records: Sequence[ConversationRecord],
+    *,
+    attrs: Mapping[str, Any],
+    reason_rows: list[dict[str, Any]] | None = None,
 ) -> xr.Dataset:
     """The judgment cube of a plan from its conversation records.
 
@@ -128,6 +133,9 @@ def assemble_cube(
         Every conversation's record, in any order.
     attrs
         Provenance attrs for the cube.
+    reason_rows
+        A list that receives one row (:data:`multiverse.transcript.REASON_FIELDS`)
+        per reason a judge stated, for the transcript store.
     """
     e = plan.experiment
     principles: list[str] = []
@@ -186,10 +194,18 @@ def assemble_cube(
             truth[idx + (slice(0, n),)][:, columns] = record.truth[:n]
     for label, judgments in _judgments(plan, roles, records, transcripts, index, principles).items():
         j = judges.index(label)
-        for idx, judgment in zip(index, judgments):
-            if judgment is not None:
-                severity[idx + (slice(None), slice(None), j)] = judgment.severity
-                reasons[idx + (slice(None), slice(None), j)] = judgment.missing
+        for record, transcript, idx, judgment in zip(records, transcripts, index, judgments):
+            if judgment is None:
+                continue
+            severity[idx + (slice(None), slice(None), j)] = judgment.severity
+            reasons[idx + (slice(None), slice(None), j)] = judgment.missing
+            if reason_rows is not None:
+                labels = dict(zip(CONVERSATION_DIMS, (*record.unit, record.item)))
+                reason_rows.extend(
+                    {**labels, "turn": turn, "principle": principle, "judge": label,
+                     "transcript_id": transcript.id, "reason": text}
+                    for turn, principle, text in judgment.reason_rows(principles)
+                )
     counts = cube["missing_count"].values
     for j in range(len(judges)):
         codes = reasons[..., j][severity[..., j] == MISSING]
