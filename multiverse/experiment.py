@@ -25,6 +25,7 @@ from typing import Any
 from multiverse._schema import PANEL_COMBINES, SEARCHES
 from multiverse._yaml import Located, Problem, SpecError, load_located, parse_located
 from multiverse.choices import Budget, Condition, JudgeSpec, ModelSpec
+from multiverse.rollouts import experiment_rollouts, recorded_dims
 
 __all__ = [
     "Campaign",
@@ -56,6 +57,7 @@ TOP_KEYS = (
     "max_cost_usd",
     "cache",
     "specs",
+    "rollouts",
 )
 DIM_KEYS = ("user_sim", "judge", "condition", "standard", "rule")
 EXCLUDABLE_DIMS = ("system", "role", "user_sim", "condition", "judge")
@@ -99,7 +101,9 @@ class Experiment:
     """One experiment: the labelled values of every dim and how to run them.
 
     Mappings are label -> value in file order; ``standards`` and ``rules`` are
-    ``None`` for "every registered one".  Build it with :func:`load_experiment`.
+    ``None`` for "every registered one".  ``rollouts`` names a JSONL file of
+    recorded conversations to judge instead of generating any
+    (:mod:`multiverse.rollouts`).  Build it with :func:`load_experiment`.
     """
 
     name: str
@@ -123,6 +127,7 @@ class Experiment:
     max_cost_usd: float | None = None
     cache: str | None = None
     specs: str | None = None
+    rollouts: str | None = None
     description: str = ""
     source: str = field(default="", compare=False)
 
@@ -226,6 +231,7 @@ class Experiment:
             "max_cost_usd": self.max_cost_usd,
             "cache": self.cache,
             "specs": self.specs,
+            "rollouts": self.rollouts,
         }
         out.update({k: v for k, v in optional.items() if v is not None})
         return out
@@ -473,7 +479,12 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
     top = reader.mapping(located.data, "", allowed=TOP_KEYS)
     if not isinstance(located.data, Mapping):
         return None, reader.problems
-    for required in ("name", "roles", "systems", "dims"):
+    recorded = None
+    if "rollouts" in top and reader.string(top.get("rollouts"), "rollouts") is not None:
+        base = Path(located.path).parent if located.path != "<string>" else Path.cwd()
+        recorded = experiment_rollouts(top["rollouts"], base=base, add=reader.add, problems=reader.problems)
+    generated_keys = ("roles", "systems") if "rollouts" not in top else ()
+    for required in ("name", *generated_keys, "dims"):
         if required not in top:
             reader.add(required, "required key is missing")
     name = reader.string(top.get("name"), "name") if "name" in top else None
@@ -481,12 +492,17 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
     systems = reader.each(top, "systems", "systems", lambda v, f: reader.model(v, f, template=False))
     dims = reader.mapping(top.get("dims"), "dims", allowed=DIM_KEYS) if "dims" in top else {}
     if isinstance(top.get("dims"), Mapping):
-        for required in ("user_sim", "judge", "condition"):
+        for required in ("user_sim", "judge", "condition") if "rollouts" not in top else ("judge",):
             if required not in dims:
                 reader.add(f"dims.{required}", "required key is missing")
     user_sims = reader.each(dims, "user_sim", "dims.user_sim", lambda v, f: reader.model(v, f, template=True))
     judges = reader.each(dims, "judge", "dims.judge", lambda v, f: _judge(reader, v, f))
     conditions = reader.each(dims, "condition", "dims.condition", lambda v, f: _condition(reader, v, f))
+    if recorded is not None:
+        roles, systems, user_sims, conditions = recorded_dims(
+            recorded, add=reader.add, roles=roles, systems=systems if "systems" in top else None,
+            user_sims=user_sims, conditions=conditions,
+        )
     for label, spec in judges.items():
         if spec is not None and spec.kind == "panel":
             for i, member in enumerate(spec.members):
@@ -511,6 +527,12 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
 
     replicates = reader.integer(top.get("replicates", 1), "replicates", minimum=1)
     items = reader.optional(top, "items", lambda v, f: reader.integer(v, f, minimum=1))
+    if recorded is not None:
+        if items is not None and items < recorded.items:
+            reader.add("items", f"the rollouts file uses items up to {recorded.items - 1}; expected at least {recorded.items}")
+        items = max(items or 0, recorded.items)
+        if top.get("budget") is not None:
+            reader.add("budget", "not used when rollouts: is set (conversations are read, not generated)")
     budget = None
     if top.get("budget") is not None:
         data = reader.mapping(top["budget"], "budget", allowed=("rounds", "conversations"))
@@ -531,7 +553,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
             reader.add("campaign.judge", f"{campaign_judge!r} is not a judge label (expected one of {', '.join(judges)})")
         elif campaign_judge not in model_judges:
             reader.add("campaign.judge", f"{campaign_judge!r} is not a model judge; the online judge must call a model")
-    elif not model_judges and "judge" in dims:
+    elif not model_judges and "judge" in dims and "rollouts" not in top:
         reader.add("dims.judge", "at least one model judge is needed as the campaign's online judge")
 
     labels = {
@@ -592,6 +614,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         max_cost_usd=max_cost,
         cache=cache,
         specs=specs,
+        rollouts=top.get("rollouts") if recorded is not None else None,
         description=description,
         source=located.path if located.path != "<string>" else "",
     )

@@ -85,14 +85,15 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
     :func:`~multiverse.judging.judge_transcripts` (the online judge's requests
     are served from the cache the second time).
     """
-    from multiverse.fuzz import coverage_share, rollout
+    from multiverse.fuzz import rollout
     from multiverse.judges.build import make_judges
-    from multiverse.judges.model import unparseable_turns
 
     e = plan.experiment
     condition = e.conditions[unit.condition]
     system = e.systems[unit.system]
     model_judges = make_judges(e.judges, kind="model")
+    if e.rollouts is not None:
+        return await _judge_unit(client, plan, unit, role, model_judges, _recorded(e, unit))
     conversations = await rollout(
         client,
         role=role,
@@ -108,7 +109,31 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
         judge=model_judges[e.campaign.judge],
         seed=e.seed,
     )
-    kept = [(item, conversations[item]) for item in unit.items if item < len(conversations)]
+    found = dict(enumerate(conversations))
+    return await _judge_unit(client, plan, unit, role, model_judges, found)
+
+
+def _recorded(e: Experiment, unit: Unit) -> dict[int, Any]:
+    """Item -> the recorded conversation of a ``rollouts:`` experiment's unit (nothing generated)."""
+    from multiverse.fuzz.conversation import Conversation
+    from multiverse.rollouts import read_rollouts
+
+    assert e.rollouts is not None
+    recorded = read_rollouts(e.resolve(e.rollouts)).select(unit.system, unit.role)
+    return {item: Conversation(t, t.scenario, (), None, 1) for item, t in recorded.items()}
+
+
+async def _judge_unit(
+    client: Any, plan: Plan, unit: Unit, role: Any, model_judges: Mapping[str, Any], conversations: Mapping[int, Any]
+) -> UnitResult:
+    """Judge a unit's conversations (item -> conversation) with every model judge planned for them."""
+    from multiverse.fuzz import coverage_share
+    from multiverse.judges.model import unparseable_turns
+
+    e = plan.experiment
+    condition = e.conditions[unit.condition]
+    system = e.systems[unit.system]
+    kept = [(item, conversations[item]) for item in unit.items if item in conversations]
     planned = plan.unit_judge(unit).values != ""
     judge_column = {label: j for j, label in enumerate(e.judges)}
     principle_ids = tuple(role.principle_ids)
@@ -152,9 +177,11 @@ async def run_or_replay(client: Any, plan: Plan, unit: Unit, role: Any, *, repla
     With ``replay``, a unit whose replay is in the cache (see
     :mod:`multiverse.run.replay`) comes back without a request, its requests
     counted as cache hits; a unit run afresh is stored as a replay if none of
-    its calls failed.
+    its calls failed.  Units of recorded conversations (``rollouts:``) are
+    judged afresh (their judge calls come from the cache), since the file they
+    read is not part of the replay's key.
     """
-    if not replay:
+    if not replay or plan.experiment.rollouts is not None:
         return await run_unit(client, plan, unit, role)
     from multiverse.run.replay import decode_replay, encode_replay, replay_key
 
