@@ -12,7 +12,7 @@ from typing import Any
 
 import xarray as xr
 
-from multiverse._schema import FAILURE_REASONS
+from multiverse._schema import ENDED_STATES, FAILURE_REASONS
 from multiverse.experiment import Experiment, load_experiment
 from multiverse.plan import Plan, make_plan
 from multiverse.run.assemble import assemble_cube, provenance
@@ -100,6 +100,8 @@ def _run_summary(
         "models": summary["models"],
         "wall_s": round(wall_s, 3),
     }
+    ended = Counter(str(record.transcript.get("ended", "completed")) for r in results for record in r.records)
+    info["conversations"] = {state: ended[state] for state in ENDED_STATES}
     if plan.experiment.is_campaign:
         info["coverage"] = _coverage(results)
     return info
