@@ -150,3 +150,15 @@ def test_a_line_that_is_not_json_and_a_missing_file_are_located(tmp_path):
     problems = [str(p) for p in validate_experiment(path)]
     assert len(problems) == 1 and problems[0].startswith(f"{path}:2: rollouts: ")
     assert problems[0].endswith("no such rollouts file")
+
+
+def test_the_plan_counts_judge_calls_only(tmp_path):
+    from multiverse.run import plan_report
+    from multiverse.run.runner import resolve_experiment
+
+    path = _write(tmp_path, CONVERSATIONS)
+    before = plan_report(resolve_experiment(path), cache=tmp_path / "cache")
+    assert set(before["models"]) == {"sim/judge-strict"} and before["to_call"] > 0
+    run(path, cache=tmp_path / "cache")
+    after = plan_report(resolve_experiment(path), cache=tmp_path / "cache")
+    assert after["models"]["sim/judge-strict"]["cached"] == after["needed"] == 5 and after["to_call"] == 0
