@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "load_role": "multiverse.specs",
     "load_experiment": "multiverse.run.checks",
     "score_bounds": "multiverse.score",
+    "judge_reasons": "multiverse.reasons",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -223,7 +223,8 @@ class JudgeSpec:
     ``kind`` is ``model`` (an LLM judge: ``model`` and ``template``),
     ``deterministic`` (a registered judge such as ``contract``, by ``name``) or
     ``panel`` (``combine`` in ``any`` / ``majority`` / ``unanimous`` over the
-    judge labels in ``members``).
+    judge labels in ``members``; ``outvote_exact`` lets model votes overrule a
+    deterministic member's clear breach, which otherwise stands).
     """
 
     kind: str
@@ -231,6 +232,7 @@ class JudgeSpec:
     name: str | None = None
     members: tuple[str, ...] = ()
     combine: str | None = None
+    outvote_exact: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in ("model", "deterministic", "panel"):

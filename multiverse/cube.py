@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -138,7 +139,9 @@ def check_cube(cube: xr.Dataset) -> None:
         raise ValueError(f"cube: severity holds codes {bad}, expected -2..2")
 
 
-def to_long(cube: xr.Dataset, *, include_not_applicable: bool = False) -> pd.DataFrame:
+def to_long(
+    cube: xr.Dataset, *, include_not_applicable: bool = False, reasons: bool | str | Path = False
+) -> pd.DataFrame:
     """A tidy table of judgments: one row per (conversation, turn, principle, judge).
 
     Parameters
@@ -147,13 +150,24 @@ def to_long(cube: xr.Dataset, *, include_not_applicable: bool = False) -> pd.Dat
         A judgment cube.
     include_not_applicable
         Keep rows with severity -2 (principle not in role, turn past the end).
+    reasons
+        Add a ``reason`` column: each judge's stated reason (missing where it
+        gave none), read by :func:`multiverse.judge_reasons` from the run's
+        transcript store.  ``True`` finds the store beside the file the cube
+        was read from (or written to by ``run(..., out=...)``); a path names
+        the run folder or the store.
 
     Returns
     -------
     pandas.DataFrame
         Columns: the nine severity dims, ``severity``, ``truth`` (when the cube
-        has it), and the per-conversation fields (the contract judge's lanes
-        among them, when the cube has them).
+        has it), the per-conversation fields (the contract judge's lanes among
+        them, when the cube has them), and ``reason`` when asked for.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``reasons`` is asked for and no transcript store is found.
     """
     sev = cube["severity"].transpose(*S.SEVERITY_DIMS)
     frame = sev.to_dataframe(name="severity").reset_index()
@@ -167,10 +181,27 @@ def to_long(cube: xr.Dataset, *, include_not_applicable: bool = False) -> pd.Dat
         conv = cube[conv_vars].to_dataframe().reset_index()
         conv = conv[[c for c in conv.columns if c in S.CONVERSATION_DIMS or c in conv_vars]]
         frame = frame.merge(conv, on=list(S.CONVERSATION_DIMS), how="left")
+    if reasons is not False:
+        frame = _with_reasons(frame, cube, reasons)
     for name in frame.columns:
         if frame[name].dtype == object:
             frame[name] = frame[name].astype("string[pyarrow]")
     return frame.reset_index(drop=True)
+
+
+def _with_reasons(frame: pd.DataFrame, cube: xr.Dataset, reasons: bool | str | Path) -> pd.DataFrame:
+    from multiverse.reasons import judge_reasons
+
+    source = cube.encoding.get("source") if reasons is True else reasons
+    if not source:
+        raise FileNotFoundError(
+            "to_long(reasons=True): the cube was not read from a file; pass reasons=<run folder>"
+        )
+    keys = [*S.SEVERITY_DIMS]
+    table = judge_reasons(source)[[*keys, "reason"]]
+    merged = frame.merge(table, on=keys, how="left", validate="one_to_one")
+    merged.index = frame.index
+    return merged
 
 
 def with_truth_judge(cube: xr.Dataset, *, label: str = "truth") -> xr.Dataset:

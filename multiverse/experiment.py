@@ -27,6 +27,7 @@ from multiverse._schema import PANEL_COMBINES, SEARCHES
 from multiverse._spec_check import FILE_ID
 from multiverse._yaml import Located, Problem, SpecError, load_located, parse_located
 from multiverse.choices import RESERVED_PARAM_KEYS, RESPONSE_FORMATS, Budget, Condition, JudgeSpec, ModelSpec
+from multiverse.rollouts import experiment_rollouts, recorded_dims
 
 __all__ = [
     "Campaign",
@@ -60,6 +61,7 @@ TOP_KEYS = (
     "specs",
     "allow_sim_on_real",
     "timeout_s",
+    "rollouts",
 )
 DIM_KEYS = ("user_sim", "judge", "condition", "standard", "rule")
 EXCLUDABLE_DIMS = ("system", "role", "user_sim", "condition", "judge")
@@ -117,7 +119,9 @@ class Experiment:
     """One experiment: the labelled values of every dim and how to run them.
 
     Mappings are label -> value in file order; ``standards`` and ``rules`` are
-    ``None`` for "every registered one".  Build it with :func:`load_experiment`.
+    ``None`` for "every registered one".  ``rollouts`` names a JSONL file of
+    recorded conversations to judge instead of generating any
+    (:mod:`multiverse.rollouts`).  Build it with :func:`load_experiment`.
     """
 
     name: str
@@ -141,6 +145,7 @@ class Experiment:
     max_cost_usd: float | None = None
     cache: str | None = None
     specs: str | None = None
+    rollouts: str | None = None
     description: str = ""
     allow_sim_on_real: bool = False
     timeout_s: float | None = None
@@ -206,7 +211,10 @@ class Experiment:
                 return model(spec.model)
             if spec.kind == "deterministic":
                 return {"deterministic": spec.name}
-            return {"panel": list(spec.members), "combine": spec.combine}
+            panel: dict[str, Any] = {"panel": list(spec.members), "combine": spec.combine}
+            if spec.outvote_exact:
+                panel["outvote_exact"] = True
+            return panel
 
         dims: dict[str, Any] = {
             "user_sim": {k: model(v) for k, v in self.user_sims.items()},
@@ -249,6 +257,7 @@ class Experiment:
             "specs": self.specs,
             "allow_sim_on_real": True if self.allow_sim_on_real else None,
             "timeout_s": self.timeout_s,
+            "rollouts": self.rollouts,
         }
         out.update({k: v for k, v in optional.items() if v is not None})
         return out
@@ -411,13 +420,17 @@ def _kind(value: Any) -> str:
 
 def _judge(reader: _Reader, value: Any, field: str) -> JudgeSpec | None:
     if isinstance(value, Mapping) and "panel" in value:
-        data = reader.mapping(value, field, allowed=("panel", "combine"))
+        data = reader.mapping(value, field, allowed=("panel", "combine", "outvote_exact"))
         members = reader.names(data.get("panel"), f"{field}.panel")
         combine = data.get("combine", "majority")
+        outvote = data.get("outvote_exact", False)
         if combine not in PANEL_COMBINES:
             reader.add(f"{field}.combine", f"expected one of {', '.join(PANEL_COMBINES)}, got {combine!r}")
             return None
-        return None if members is None else JudgeSpec("panel", members=members, combine=combine)
+        if not isinstance(outvote, bool):
+            reader.add(f"{field}.outvote_exact", f"expected true or false, got {_kind(outvote)}")
+            return None
+        return None if members is None else JudgeSpec("panel", members=members, combine=combine, outvote_exact=outvote)
     if isinstance(value, Mapping) and "deterministic" in value:
         data = reader.mapping(value, field, allowed=("deterministic",))
         name = reader.string(data.get("deterministic"), f"{field}.deterministic")
@@ -530,7 +543,12 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
     if not isinstance(located.data, Mapping):
         return None, reader.problems
     _non_finite(reader, located.data)
-    for required in ("name", "roles", "systems", "dims"):
+    recorded = None
+    if "rollouts" in top and reader.string(top.get("rollouts"), "rollouts") is not None:
+        base = Path(located.path).parent if located.path != "<string>" else Path.cwd()
+        recorded = experiment_rollouts(top["rollouts"], base=base, add=reader.add, problems=reader.problems)
+    generated_keys = ("roles", "systems") if "rollouts" not in top else ()
+    for required in ("name", *generated_keys, "dims"):
         if required not in top:
             reader.add(required, "required key is missing")
     name = reader.string(top.get("name"), "name") if "name" in top else None
@@ -542,12 +560,17 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
     systems = reader.each(top, "systems", "systems", lambda v, f: reader.model(v, f, template=False))
     dims = reader.mapping(top.get("dims"), "dims", allowed=DIM_KEYS) if "dims" in top else {}
     if isinstance(top.get("dims"), Mapping):
-        for required in ("user_sim", "judge", "condition"):
+        for required in ("user_sim", "judge", "condition") if "rollouts" not in top else ("judge",):
             if required not in dims:
                 reader.add(f"dims.{required}", "required key is missing")
     user_sims = reader.each(dims, "user_sim", "dims.user_sim", lambda v, f: reader.model(v, f, template=True))
     judges = reader.each(dims, "judge", "dims.judge", lambda v, f: _judge(reader, v, f))
     conditions = reader.each(dims, "condition", "dims.condition", lambda v, f: _condition(reader, v, f))
+    if recorded is not None:
+        roles, systems, user_sims, conditions = recorded_dims(
+            recorded, add=reader.add, roles=roles, systems=systems if "systems" in top else None,
+            user_sims=user_sims, conditions=conditions,
+        )
     for label, spec in judges.items():
         if spec is not None and spec.kind == "panel":
             for i, member in enumerate(spec.members):
@@ -570,8 +593,14 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
                 if value not in known:
                     reader.add(f"dims.{kind}.{i}", f"unknown {kind} {value!r} (registered: {', '.join(known)})")
 
-    replicates = reader.integer(top.get("replicates", 1), "replicates")
-    items = reader.optional(top, "items", reader.integer)
+    replicates = reader.integer(top.get("replicates", 1), "replicates", minimum=1)
+    items = reader.optional(top, "items", lambda v, f: reader.integer(v, f, minimum=1))
+    if recorded is not None:
+        if items is not None and items < recorded.items:
+            reader.add("items", f"the rollouts file uses items up to {recorded.items - 1}; expected at least {recorded.items}")
+        items = max(items or 0, recorded.items)
+        if top.get("budget") is not None:
+            reader.add("budget", "not used when rollouts: is set (conversations are read, not generated)")
     budget = None
     if top.get("budget") is not None:
         data = reader.mapping(top["budget"], "budget", allowed=("rounds", "conversations"))
@@ -592,7 +621,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
             reader.add("campaign.judge", f"{campaign_judge!r} is not a judge label (expected one of {', '.join(judges)})")
         elif campaign_judge not in model_judges:
             reader.add("campaign.judge", f"{campaign_judge!r} is not a model judge; the online judge must call a model")
-    elif not model_judges and "judge" in dims:
+    elif not model_judges and "judge" in dims and "rollouts" not in top:
         reader.add("dims.judge", "at least one model judge is needed as the campaign's online judge")
 
     labels = {
@@ -662,6 +691,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         max_cost_usd=max_cost,
         cache=cache,
         specs=specs,
+        rollouts=top.get("rollouts") if recorded is not None else None,
         description=description,
         allow_sim_on_real=allow_sim_on_real,
         timeout_s=timeout_s,

@@ -114,6 +114,9 @@ def open_cube(path: str | Path) -> xr.Dataset:
         A ``.nc`` file, a ``.zarr`` folder, or a run output folder holding
         ``cube.nc`` or ``cube.zarr``.
 
+    The cube's ``encoding["source"]`` names the file read (so the run's
+    transcript store beside it can be found, e.g. by ``to_long(cube, reasons=True)``).
+
     Raises
     ------
     FileNotFoundError
@@ -132,13 +135,16 @@ def open_cube(path: str | Path) -> xr.Dataset:
         raise FileNotFoundError(f"{path}: no such cube")
     try:
         if path.suffix == ".zarr":
-            return xr.open_zarr(path).load()
-        with xr.open_dataset(path, engine="netcdf4") as ds:
-            return ds.load()
+            cube = xr.open_zarr(path).load()
+        else:
+            with xr.open_dataset(path, engine="netcdf4") as ds:
+                cube = ds.load()
     except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
         kind = "zarr" if path.suffix == ".zarr" else "netCDF4"
         detail = " ".join(str(getattr(exc, "strerror", None) or exc).split())[:200]
         raise ValueError(f"{path}: not a readable {kind} cube ({type(exc).__name__}: {detail})") from None
+    cube.encoding["source"] = str(path)
+    return cube
 
 
 def _real(path: str | Path) -> Path:

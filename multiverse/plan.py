@@ -228,20 +228,22 @@ def estimate_unit_calls(plan: Plan, unit: Unit) -> dict[str, dict[str, int]]:
     condition searches beyond the seed battery.  The judge layer takes one call
     per assistant turn per model judge, except the campaign's online judge,
     whose verdicts the rollout already cached.  Monitor rejections, conversations
-    that end early and retries make the real count differ.
+    that end early and retries make the real count differ.  Recorded
+    conversations (``rollouts:``) take no rollout call and one call per turn
+    per model judge.
     """
     e = plan.experiment
     rollout: Counter[str] = Counter()
     judging: Counter[str] = Counter()
     model_judges = model_judge_specs(e)
-    online = model_judges.get(e.campaign.judge)
+    online = model_judges.get(e.campaign.judge) if e.rollouts is None else None
     condition = e.conditions[unit.condition]
     n = len(unit.items)
     turns = n * condition.horizon
     for spec in (e.systems[unit.system], e.user_sims[unit.user_sim], e.campaign.monitor, online):
-        if spec is not None:
+        if spec is not None and e.rollouts is None:
             rollout[spec.model] += turns
-    if condition.search != "seed_only":
+    if condition.search != "seed_only" and e.rollouts is None:
         rollout[e.campaign.planner.model] += n
     judge_cells = plan.unit_judge(unit)
     for label, spec in model_judges.items():

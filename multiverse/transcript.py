@@ -7,7 +7,9 @@ role-contract judge reads observed actions, never prose.
 
 The store is one SQLite file (``transcripts.sqlite``) keyed by transcript id: the
 standard library's sqlite3 gives atomic, concurrent-reader storage without a
-server, which is all an append-only id -> JSON map needs.
+server, which is all an append-only id -> JSON map needs.  Beside the
+transcripts it keeps the judges' stated reasons, one row per (conversation,
+turn, principle, judge); :func:`multiverse.judge_reasons` reads them as a table.
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["Action", "Event", "Transcript", "TranscriptStore"]
+__all__ = ["REASON_FIELDS", "Action", "Event", "Transcript", "TranscriptStore"]
+
+REASON_FIELDS = (
+    "system", "role", "user_sim", "condition", "replicate", "item", "turn", "principle", "judge",
+    "transcript_id", "reason",
+)
+"""Columns of a stored judge reason: the conversation's labels, the cell, the transcript, the text."""
+_REASON_KEY = REASON_FIELDS[:9]
 
 @dataclass(frozen=True)
 class Action:
@@ -188,6 +197,11 @@ class TranscriptStore:
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS transcripts (id TEXT PRIMARY KEY, body TEXT NOT NULL)"
         )
+        columns = ", ".join(f"{name} {'INTEGER' if name in ('replicate', 'item', 'turn') else 'TEXT'} NOT NULL"
+                            for name in REASON_FIELDS)
+        self._conn.execute(
+            f"CREATE TABLE IF NOT EXISTS reasons ({columns}, PRIMARY KEY ({', '.join(_REASON_KEY)}))"
+        )
         self._conn.commit()
 
     def put(self, transcripts: Iterable[Transcript]) -> None:
@@ -195,6 +209,23 @@ class TranscriptStore:
         rows = [(t.id, json.dumps(t.to_dict(), sort_keys=True, ensure_ascii=False)) for t in transcripts]
         with self._conn:
             self._conn.executemany("INSERT OR IGNORE INTO transcripts VALUES (?, ?)", rows)
+
+    def put_reasons(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Store judge reasons (one transaction), each row holding every name of :data:`REASON_FIELDS`.
+
+        A row for a (conversation, turn, principle, judge) already stored replaces it.
+        """
+        values = [tuple(row[name] for name in REASON_FIELDS) for row in rows]
+        marks = ", ".join("?" * len(REASON_FIELDS))
+        with self._conn:
+            self._conn.executemany(f"INSERT OR REPLACE INTO reasons VALUES ({marks})", values)
+
+    def reasons(self) -> list[dict[str, Any]]:
+        """Every stored judge reason as a dict of :data:`REASON_FIELDS`, in key order."""
+        cursor = self._conn.execute(
+            f"SELECT {', '.join(REASON_FIELDS)} FROM reasons ORDER BY {', '.join(_REASON_KEY)}"
+        )
+        return [dict(zip(REASON_FIELDS, row)) for row in cursor]
 
     def get(self, transcript_id: str) -> Transcript:
         """The transcript with this id.

@@ -1,11 +1,12 @@
-"""``multiverse show CUBE --system S --role R ... --item N [--text]``: one conversation.
+"""``multiverse show CUBE --system S --role R ... --item N [--text] [--reasons]``: one conversation.
 
 Prints each assistant turn's severities from every judge (and the planted
 truth, when the cube has it), one row per principle of the role.  Transcript
-text is shown only with ``--text``, read from the run folder's transcript store;
-``--raw`` adds the raw text of every judge reply that did not parse (from the
-run folder's ``unparseable.jsonl``).
-A dim with a single label may be left out.
+text is shown only with ``--text``, and each judge's stated reason per turn
+and principle only with ``--reasons``, both read from the run folder's
+transcript store; ``--raw`` adds the raw text of every judge reply that did not
+parse (from the run folder's ``unparseable.jsonl``).  A dim with a single label
+may be left out.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for dim in SELECTORS:
         parser.add_argument(f"--{dim.replace('_', '-')}", dest=dim, help=f"the {dim} label")
     parser.add_argument("--text", action="store_true", help="also print the conversation's text")
+    parser.add_argument("--reasons", action="store_true", help="also print each judge's reason per turn and principle")
     parser.add_argument("--transcripts", metavar="PATH", help="transcript store (default: beside the cube)")
     parser.add_argument("--raw", action="store_true", help="also print the raw text of judge replies that did not parse")
 
@@ -129,6 +131,16 @@ def main(args: argparse.Namespace) -> int:
         except (FileNotFoundError, ValueError, KeyError) as exc:
             print(f"multiverse show: {exc}", file=sys.stderr)
             return 2
+    stated: dict[tuple[int, str], list[tuple[str, str]]] = {}
+    if args.reasons:
+        from multiverse.reasons import judge_reasons
+
+        path = _store_path(Path(args.cube), args.transcripts)
+        if not path.exists():
+            print(f"multiverse show: --reasons: no transcript store at {path}", file=sys.stderr)
+            return 2
+        for row in judge_reasons(path, **chosen).itertuples(index=False):
+            stated.setdefault((int(row.turn), str(row.principle)), []).append((str(row.judge), str(row.reason)))
     columns = judges + (["truth"] if "truth" in cube else [])
     width = max(len(p) for p in principles) + 2
     severity = conversation["severity"].sel(principle=principles)
@@ -156,4 +168,8 @@ def main(args: argparse.Namespace) -> int:
             print(f"  {principle:<{width}}" + " ".join(f"{v:>10}" for v in row))
         for judge, text in unparsed.get(turn, ()):
             print(f"  raw reply of {judge} (unparseable): {text}")
+        if args.reasons:
+            for principle in principles:
+                for judge, reason in sorted(stated.get((turn, principle), []), key=lambda jr: judges.index(jr[0])):
+                    print(f"  reason {judge} {principle}: {reason}")
     return 0

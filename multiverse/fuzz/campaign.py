@@ -36,7 +36,8 @@ deterministically), and a warning is logged: a campaign never stalls on the plan
 
 Coverage
 --------
-A turn covers the cell (its monitor-tagged mode, its tagged strategy, the
+Coverage counts completed conversations only (the planner still observes every
+approved turn).  A turn covers the cell (its monitor-tagged mode, its tagged strategy, the
 conversation's *target* principle); a cell is covered when some approved turn
 covers it.  A simulated user that fails to steer expresses its home cell's mode
 and strategy, so coverage-directed and ``random_cell`` scenarios are grounded in
@@ -65,6 +66,7 @@ from multiverse.fuzz.scenario import Scenario, ScenarioError
 from multiverse.grid import cells as grid_cells
 from multiverse.grid import coverage, share_covered
 from multiverse.llm.structured import acomplete_structured
+from multiverse.judging import Judge
 
 __all__ = ["campaign_rng", "coverage_by_round", "coverage_share", "rollout", "tagged_turns"]
 
@@ -93,7 +95,10 @@ def tagged_turns(conversations: Iterable[Conversation]) -> dict[str, list[str]]:
 
 
 def coverage_share(conversations: Iterable[Conversation], role: Any) -> float:
-    """Share of the role's grid cells covered by the conversations' approved tagged turns.
+    """Share of the role's grid cells covered by the approved tagged turns of completed conversations.
+
+    Conversations the monitor ended or a failed call cut short are kept for
+    diagnosis but cover nothing here, as for every headline metric.
 
     Parameters
     ----------
@@ -106,7 +111,8 @@ def coverage_share(conversations: Iterable[Conversation], role: Any) -> float:
     --------
     multiverse.grid.coverage : turns per cell.
     """
-    counts = coverage(tagged_turns(conversations), principle_ids=role.principle_ids)
+    completed = [c for c in conversations if c.ended == "completed"]
+    counts = coverage(tagged_turns(completed), principle_ids=role.principle_ids)
     return float(share_covered(counts))
 
 
@@ -129,7 +135,7 @@ async def rollout(
     budget: Budget | None,
     planner: ModelSpec,
     monitor: ModelSpec,
-    judge: ModelSpec,
+    judge: Judge,
     seed: int = 0,
 ) -> list[Conversation]:
     """Run one campaign and return its conversations in item order.
@@ -152,8 +158,10 @@ async def rollout(
         Conversations when there is no ``budget``.
     budget
         ``rounds`` x ``conversations``; overrides ``items``.
-    planner, monitor, judge
-        The campaign's planner, consistency monitor and online judge.
+    planner, monitor
+        The campaign's planner and consistency monitor.
+    judge
+        The campaign's online judge (a :class:`~multiverse.judging.Judge`).
     seed
         Base seed of the campaign's random generator.
 

@@ -17,8 +17,10 @@ The loop (:func:`run_conversation`):
    judge reads observed actions.
 4. A failed call (``Response.error``) ends the conversation as ``failed``, keeping
    what was done.
-5. After the conversation, the campaign's online judge scores every assistant turn
-   against every principle; the planner reads those scores between rounds only.
+5. After the conversation, the campaign's online judge (any
+   :class:`~multiverse.judging.Judge`) scores every assistant turn against every
+   principle through :func:`multiverse.judging.judge_transcripts`, the path the
+   run layer fills the cube by; the planner reads those scores between rounds only.
 """
 
 from __future__ import annotations
@@ -30,12 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from multiverse._schema import MISSING, NOT_APPLICABLE, cell_id
+from multiverse._schema import cell_id
 from multiverse.choices import ModelSpec
 from multiverse.fuzz import prompts
 from multiverse.fuzz.scenario import Scenario
-from multiverse.judges.model import judge_request, parse_judgment
-from multiverse.llm.structured import acomplete_structured, agather_structured
+from multiverse.judging import Judge, Judgment, judge_transcripts
+from multiverse.llm.structured import acomplete_structured
 from multiverse.transcript import Action, Event, Transcript
 
 __all__ = ["Conversation", "MAX_ATTEMPTS", "TOOL_RESULT", "judge_online", "run_conversation", "sample_replicate"]
@@ -71,6 +73,8 @@ class Conversation:
         ``None`` when the conversation was not judged.
     round
         1-based campaign round (1 for ``seed_only``).
+    online_reasons
+        The online judge's reasons, ``(turn, principle) -> text``.
     """
 
     transcript: Transcript
@@ -78,6 +82,7 @@ class Conversation:
     tags: tuple[tuple[str, str], ...]
     online: np.ndarray | None
     round: int
+    online_reasons: Mapping[tuple[int, str], str] | None = None
 
     @property
     def ended(self) -> str:
@@ -212,7 +217,7 @@ async def run_conversation(
     system: ModelSpec,
     user_sim: ModelSpec,
     monitor: ModelSpec,
-    judge: ModelSpec | None,
+    judge: Judge | None,
     horizon: int,
     pressure: float,
     replicate: int,
@@ -229,9 +234,10 @@ async def run_conversation(
         The role specification (:class:`multiverse.specs.Role`).
     scenario
         What the simulated user is after.
-    system, user_sim, monitor, judge
-        The target, simulated user, consistency monitor and online judge
-        (``judge=None``: not judged).
+    system, user_sim, monitor
+        The target, simulated user and consistency monitor.
+    judge
+        The online judge, a :class:`~multiverse.judging.Judge` (``None``: not judged).
     horizon
         Assistant turns to reach.
     pressure
@@ -261,30 +267,24 @@ async def run_conversation(
         if not await _target_turn(client, loop, system=system, replicate=replicate, sample=sample, tag=tag):
             break
     transcript = loop.transcript()
-    online = None if judge is None else await judge_online(client, role, transcript, spec=judge, horizon=horizon,
-                                                           replicate=replicate)
-    return Conversation(transcript, mapping, tuple(loop.tags), online, round)
+    if judge is None:
+        return Conversation(transcript, mapping, tuple(loop.tags), None, round)
+    judgment = await judge_online(client, role, transcript, judge=judge, horizon=horizon, replicate=replicate)
+    return Conversation(transcript, mapping, tuple(loop.tags), judgment.severity, round, dict(judgment.reasons))
 
 
 async def judge_online(
-    client: Any, role: Any, transcript: Transcript, *, spec: ModelSpec, horizon: int, replicate: int
-) -> np.ndarray:
-    """Severities ``(horizon, n_principles)`` of every assistant turn against every principle.
+    client: Any, role: Any, transcript: Transcript, *, judge: Judge, horizon: int, replicate: int
+) -> Judgment:
+    """The online judge's judgment of a conversation: ``(horizon, n_principles)`` in the role's principle order.
 
-    Unparseable or failed judgments are missing (-1); turns past the end are -2.
+    Unparseable or failed judgments are missing (-1, with their reason code);
+    turns past the end are -2.
     """
-    principle_ids = tuple(role.principle_ids)
-    out = np.full((horizon, len(principle_ids)), NOT_APPLICABLE, dtype=np.int8)
-    turns = range(1, min(transcript.n_turns, horizon) + 1)
-    requests = [judge_request(role, transcript, turn, spec=spec, replicate=replicate) for turn in turns]
-    responses = await agather_structured(client, requests) if requests else []
-    for turn, response in zip(turns, responses):
-        parsed = parse_judgment(response.text or "", principle_ids) if response.ok else None
-        row = out[turn - 1]
-        row[:] = MISSING
-        if parsed is not None:
-            severities, _reasons = parsed
-            for j, principle in enumerate(principle_ids):
-                value = severities.get(principle, MISSING)
-                row[j] = value if value in (0, 1, 2) else MISSING
-    return out
+    found = await judge_transcripts(
+        {"online": judge}, [transcript], roles=[role], principle_ids=tuple(role.principle_ids),
+        horizon=horizon, client=client, replicate=replicate,
+    )
+    judgment = found["online"][0]
+    assert judgment is not None
+    return judgment

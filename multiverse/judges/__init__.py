@@ -1,10 +1,12 @@
-"""Judges: model judges (template + parser), deterministic judges by name, panels.
+"""Judges: implementations of the :class:`~multiverse.judging.Judge` protocol.
 
-``register_judge`` / ``get_judge`` manage deterministic judges (the ``contract``
-oracle is built in); ``combine_panel`` turns members' severities into a
-panel's.  Model judges' requests and parsers live in
-:mod:`multiverse.judges.model`.  Names resolve on first use so importing the
-package stays light.
+Model judges (:class:`ModelJudge`: a template and a strict parser), deterministic
+judges by name (``register_judge`` / ``get_judge``; the ``contract`` oracle is
+built in as :class:`ContractJudge`, plain callables are wrapped as
+:class:`FunctionJudge`) and panels (:class:`PanelJudge`, combining members'
+severities with ``combine_panel``).  ``make_judges`` turns an experiment's
+judge specs into judges.  Names resolve on first use so importing the package
+stays light.
 """
 
 from __future__ import annotations
@@ -12,13 +14,28 @@ from __future__ import annotations
 from multiverse._lazy import lazy_exports
 
 
-__all__ = ["combine_panel", "get_judge", "list_judges", "register_judge"]
+__all__ = [
+    "ContractJudge",
+    "FunctionJudge",
+    "ModelJudge",
+    "PanelJudge",
+    "combine_panel",
+    "get_judge",
+    "list_judges",
+    "make_judges",
+    "register_judge",
+]
 
 _EXPORTS = {
     "register_judge": "multiverse.judges.registry",
     "get_judge": "multiverse.judges.registry",
     "list_judges": "multiverse.judges.registry",
+    "ContractJudge": "multiverse.judges.registry",
+    "FunctionJudge": "multiverse.judges.registry",
     "combine_panel": "multiverse.judges.panel",
+    "PanelJudge": "multiverse.judges.panel",
+    "ModelJudge": "multiverse.judges.model",
+    "make_judges": "multiverse.judges.build",
 }
 
 

@@ -18,9 +18,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from multiverse._schema import MISSING, NOT_APPLICABLE
 from multiverse.choices import ModelSpec
+from multiverse.judging import NO_REASON, REASON_CODES, JudgeContext, Judgment
 from multiverse.llm.request import Request
-from multiverse.llm.structured import response_format_for
+from multiverse.llm.structured import agather_structured, response_format_for
 from multiverse.protocol import load_template, reply_json
 from multiverse.transcript import Transcript
 
@@ -28,10 +32,12 @@ __all__ = [
     "DEFAULT_TEMPLATE",
     "REASON_MAX_CHARS",
     "TEMPLATE_DIR",
+    "ModelJudge",
     "judge_request",
     "judgment_schema",
     "parse_judgment",
     "transcript_inputs",
+    "unparseable_turns",
 ]
 
 TEMPLATE_DIR = Path(__file__).with_name("templates")
@@ -192,3 +198,85 @@ def parse_judgment(text: str | None, principle_ids: Iterable[str]) -> tuple[dict
             return None
         severities[pid], reasons[pid] = severity, reason
     return severities, reasons
+
+
+class ModelJudge:
+    """A model judge as a :class:`~multiverse.judging.Judge`: one request per assistant turn.
+
+    Parameters
+    ----------
+    spec
+        The judge model (and its template).
+
+    Notes
+    -----
+    Assistant turn ``t`` is judged from the transcript through turn ``t``
+    (:func:`judge_request`), turns 1 to ``min(n_turns, horizon)`` of each
+    transcript, in turn order within each transcript (so each prompt extends the
+    previous one and servers that keep an evaluated prefix, such as llama.cpp,
+    reuse it), all gathered at once on ``context.client``; a provider that
+    rejects the spec's ``response_format`` is asked again with the plain prompt
+    (:func:`multiverse.llm.structured.agather_structured`).  A failed
+    call is missing with the call's failure reason (``call_failed`` when it
+    names none in :data:`multiverse._schema.MISSING_REASONS`), an unparseable
+    answer is missing with reason ``unparseable``; principles outside the
+    transcript's role and turns past its end are not applicable.
+    """
+
+    kind = "model"
+    members: tuple[str, ...] = ()
+
+    def __init__(self, spec: ModelSpec):
+        self.spec = spec
+
+    def __repr__(self) -> str:
+        return f"ModelJudge({self.spec.model!r})"
+
+    async def judge(self, transcripts: Sequence[Transcript], *, roles: Sequence[Any], context: JudgeContext) -> list[Judgment]:
+        """One :class:`~multiverse.judging.Judgment` per transcript (see the class notes)."""
+        if context.client is None:
+            raise ValueError(f"model judge {self.spec.model!r}: no client to call the model with")
+        asked: list[tuple[int, int]] = []
+        requests: list[Request] = []
+        for index, (transcript, role) in enumerate(zip(transcripts, roles)):
+            for turn in range(1, min(transcript.n_turns, context.horizon) + 1):
+                asked.append((index, turn))
+                requests.append(judge_request(role, transcript, turn, spec=self.spec, replicate=context.replicate))
+        responses = await agather_structured(context.client, requests) if requests else []
+        by_transcript: dict[int, list[tuple[int, Any]]] = {}
+        for (index, turn), response in zip(asked, responses):
+            by_transcript.setdefault(index, []).append((turn, response))
+        return [
+            _judgment(by_transcript.get(index, []), tuple(role.principle_ids), context)
+            for index, role in enumerate(roles)
+        ]
+
+
+def _judgment(answers: Sequence[tuple[int, Any]], role_principles: Sequence[str], context: JudgeContext) -> Judgment:
+    """The judgment of one transcript from its ``(turn, response)`` answers."""
+    shape = (context.horizon, len(context.principle_ids))
+    severity = np.full(shape, NOT_APPLICABLE, dtype=np.int8)
+    missing = np.full(shape, NO_REASON, dtype=np.int8)
+    columns = [(j, p) for j, p in enumerate(context.principle_ids) if p in role_principles]
+    reasons: dict[tuple[int, str], str] = {}
+    unparsed: dict[int, str] = {}
+    for turn, response in answers:
+        row = turn - 1
+        parsed = parse_judgment(response.text or "", role_principles) if response.ok else None
+        if parsed is None:
+            reason = "unparseable" if response.ok else (response.error if response.error in REASON_CODES else "call_failed")
+            if response.ok:
+                unparsed[turn] = response.text or ""
+            for j, _ in columns:
+                severity[row, j], missing[row, j] = MISSING, REASON_CODES[reason]
+            continue
+        values, texts = parsed
+        for j, principle in columns:
+            severity[row, j] = values[principle]
+            reasons[(turn, principle)] = texts[principle]
+    return Judgment(severity, missing, reasons, unparsed=unparsed)
+
+
+def unparseable_turns(judgment: Judgment) -> int:
+    """Turns whose answer was unparseable (every cell of the row missing as ``unparseable``)."""
+    return int((judgment.missing == REASON_CODES["unparseable"]).any(axis=1).sum())

@@ -1,7 +1,8 @@
 """Deterministic judges by name: the ``contract`` oracle built in, users add their own.
 
 A deterministic judge reads finished transcripts and returns severities without
-calling a model.  It is a callable::
+calling a model.  It is any :class:`~multiverse.judging.Judge`, or, for brevity,
+a plain callable::
 
     judge(transcripts, roles, *, principle_ids, horizon) -> (severity, reasons)
 
@@ -10,9 +11,7 @@ calling a model.  It is a callable::
 ``(len(transcripts), horizon, len(principle_ids))`` in the cube's codes (-2 where
 the judge does not rule, -1 missing); ``reasons[i]`` names why transcript ``i``'s
 missing cells are missing (one of :data:`multiverse._schema.MISSING_REASONS`), or
-is ``None``.  A judge may return a third element: ``{name: values}``, one string
-per transcript, which the run keeps as per-conversation cube variables (the
-``contract`` judge's lanes, :data:`multiverse._schema.CONTRACT_VARS`).
+is ``None``.  Such a callable is registered as a :class:`FunctionJudge`.
 """
 
 from __future__ import annotations
@@ -23,77 +22,122 @@ from typing import Any
 import numpy as np
 
 from multiverse._schema import NOT_APPLICABLE
+from multiverse.judging import Judge, JudgeContext, Judgment
+from multiverse.registry import Registry
+from multiverse.transcript import Transcript
 
-__all__ = ["DeterministicJudge", "register_judge", "get_judge", "list_judges"]
+__all__ = [
+    "JUDGES",
+    "ContractJudge",
+    "DeterministicJudge",
+    "FunctionJudge",
+    "get_judge",
+    "list_judges",
+    "register_judge",
+]
 
 DeterministicJudge = Callable[..., tuple[np.ndarray, Sequence["str | None"]]]
+"""The plain-callable form of a deterministic judge (see the module docstring)."""
 
-_REGISTRY: dict[str, DeterministicJudge] = {}
+
+class FunctionJudge:
+    """A :class:`~multiverse.judging.Judge` from a plain callable of the form in the module docstring."""
+
+    kind = "deterministic"
+    members: tuple[str, ...] = ()
+
+    def __init__(self, fn: DeterministicJudge):
+        self.fn = fn
+
+    def __repr__(self) -> str:
+        return f"FunctionJudge({getattr(self.fn, '__name__', self.fn)!r})"
+
+    async def judge(self, transcripts: Sequence[Transcript], *, roles: Sequence[Any], context: JudgeContext) -> list[Judgment]:
+        """Call the function on every transcript at once; one judgment per transcript."""
+        values, found = self.fn(
+            list(transcripts), list(roles), principle_ids=list(context.principle_ids), horizon=context.horizon
+        )
+        values = np.asarray(values, dtype=np.int8)
+        return [Judgment.from_severity(values[i], found[i]) for i in range(len(transcripts))]
 
 
-def contract_judge(
-    transcripts: Sequence[Any], roles: Sequence[Any], *, principle_ids: Sequence[str], horizon: int
-) -> tuple[np.ndarray, list[str | None], dict[str, list[str]]]:
+class ContractJudge:
     """The role-contract oracle on every transcript whose role has a contract.
 
     Transcripts of roles without a contract are not applicable (-2) throughout
     and have empty lanes; the others go to
-    :func:`multiverse.judges.contract_judge.contract_verdicts`.
+    :func:`multiverse.judges.contract_judge.contract_verdicts` in one vectorised
+    batch, whose lanes, context errors and review reasons each judgment carries
+    as its ``conversation`` variables.
     """
-    from multiverse.judges.contract_judge import CONVERSATION_VARIABLES, contract_verdicts
 
-    severity = np.full((len(transcripts), horizon, len(principle_ids)), NOT_APPLICABLE, dtype=np.int8)
-    reasons: list[str | None] = [None] * len(transcripts)
-    conversation = {name: [""] * len(transcripts) for name in CONVERSATION_VARIABLES}
-    ruled = [i for i, role in enumerate(roles) if role.contract is not None]
-    if ruled:
-        values, found, kept = contract_verdicts(
-            [transcripts[i] for i in ruled],
-            [roles[i].contract for i in ruled],
-            principle_ids=list(principle_ids),
-            horizon=horizon,
-        )
-        severity[ruled] = values
-        for i, reason in zip(ruled, found):
-            reasons[i] = reason
-        for name, column in kept.items():
-            for i, value in zip(ruled, column):
-                conversation[name][i] = value
-    return severity, reasons, conversation
+    kind = "deterministic"
+    members: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return "ContractJudge()"
+
+    async def judge(self, transcripts: Sequence[Transcript], *, roles: Sequence[Any], context: JudgeContext) -> list[Judgment]:
+        """One judgment per transcript (see the class docstring)."""
+        from multiverse.judges.contract_judge import CONVERSATION_VARIABLES, contract_verdicts
+
+        horizon, principles = context.horizon, list(context.principle_ids)
+        empty = {name: "" for name in CONVERSATION_VARIABLES}
+        out = [
+            Judgment.from_severity(Judgment.not_applicable(horizon, len(principles)).severity, conversation=empty)
+            for _ in transcripts
+        ]
+        ruled = [i for i, role in enumerate(roles) if role.contract is not None]
+        if ruled:
+            values, found, kept = contract_verdicts(
+                [transcripts[i] for i in ruled],
+                [roles[i].contract for i in ruled],
+                principle_ids=principles,
+                horizon=horizon,
+            )
+            for k, i in enumerate(ruled):
+                lanes = {name: column[k] for name, column in kept.items()}
+                out[i] = Judgment.from_severity(values[k], found[k], conversation=lanes)
+        return out
 
 
-def register_judge(name: str, fn: DeterministicJudge, *, overwrite: bool = False) -> None:
-    """Register a deterministic judge under ``name`` (see the module docstring for the call).
+def _as_judge(name: str, value: Any) -> Judge:
+    if isinstance(value, Judge):
+        return value
+    if callable(value):
+        return FunctionJudge(value)
+    raise ValueError(f"judge {name!r}: expected a Judge or a callable, got {type(value).__name__}")
+
+
+JUDGES: Registry[Judge] = Registry("deterministic judge", check=_as_judge)
+"""The registered deterministic judges, name -> :class:`~multiverse.judging.Judge`."""
+
+
+def register_judge(name: str, judge: Judge | DeterministicJudge, *, overwrite: bool = False) -> None:
+    """Register a deterministic judge under ``name``: a :class:`~multiverse.judging.Judge` or a plain callable.
 
     Raises
     ------
     ValueError
-        If ``name`` is taken and ``overwrite`` is false, or ``fn`` is not callable.
+        If ``name`` is taken and ``overwrite`` is false, or ``judge`` is neither.
     """
-    if not callable(fn):
-        raise ValueError(f"judge {name!r}: expected a callable, got {type(fn).__name__}")
-    if name in _REGISTRY and not overwrite:
-        raise ValueError(f"judge {name!r} is already registered (pass overwrite=True)")
-    _REGISTRY[name] = fn
+    JUDGES.register(name, judge, overwrite=overwrite)
 
 
-def get_judge(name: str) -> DeterministicJudge:
-    """The deterministic judge registered as ``name``.
+def get_judge(name: str) -> Judge:
+    """The deterministic judge registered as ``name`` (a plain callable comes back as a :class:`FunctionJudge`).
 
     Raises
     ------
     KeyError
         Naming the registered judges, if there is none by that name.
     """
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"no deterministic judge {name!r}; registered: {', '.join(_REGISTRY)}") from None
+    return JUDGES[name]
 
 
 def list_judges() -> tuple[str, ...]:
     """Names of the registered deterministic judges, built-ins first."""
-    return tuple(_REGISTRY)
+    return JUDGES.names()
 
 
-register_judge("contract", contract_judge)
+register_judge("contract", ContractJudge())

@@ -2,7 +2,9 @@
 
 Model judges' severities arrive with the records; deterministic judges run
 here on all transcripts at once (they are vectorised and cheap, so they stay
-in this process); panels are combined last from their members' cells.
+in this process, and a changed registered judge is never served from a
+replay); panels are combined last from their members' judgments.  Both go
+through :func:`multiverse.judging.judge_transcripts`.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import xarray as xr
 
 from multiverse._schema import CONVERSATION_DIMS, MISSING, MISSING_REASONS, NOT_APPLICABLE
 from multiverse.cube import new_cube
+from multiverse.judging import NO_REASON, REASON_CODES, Judgment, judge_transcripts
 from multiverse.plan import Plan
-from multiverse.run.execute import NO_REASON, REASON_CODES
+from multiverse.run.execute import run_sync
 from multiverse.run.records import ConversationRecord
 from multiverse.transcript import Transcript
 
@@ -65,61 +68,61 @@ def _judge_model(plan: Plan, label: str) -> str:
     return f"{spec.combine}({','.join(spec.members)})"
 
 
-def _deterministic(
+def _judgments(
     plan: Plan,
     roles: Mapping[str, Any],
     records: Sequence[ConversationRecord],
     transcripts: Sequence[Transcript],
     index: Sequence[tuple[int, ...]],
-    severity: np.ndarray,
-    reasons: np.ndarray,
     principles: Sequence[str],
-    conversation: dict[str, np.ndarray],
-) -> None:
-    from multiverse.judges.registry import get_judge
+) -> dict[str, list[Judgment | None]]:
+    """Every judge's judgments, in the cube's principle order, one per record.
+
+    Model judges' judgments arrive with the records; deterministic judges and
+    panels run here through :func:`~multiverse.judging.judge_transcripts` on
+    all transcripts at once (they are vectorised and cheap).
+    """
+    from multiverse.judges.build import make_judges
 
     e = plan.experiment
-    horizon = e.horizon
-    for j, (label, spec) in enumerate(e.judges.items()):
-        if spec.kind != "deterministic" or not records:
-            continue
-        judged = get_judge(str(spec.name))(
-            list(transcripts), [roles[r.unit[1]] for r in records], principle_ids=list(principles), horizon=horizon
+    horizon, n = e.horizon, len(principles)
+    known: dict[str, list[Judgment | None]] = {
+        label: [None] * len(records) for label, spec in e.judges.items() if spec.kind == "model"
+    }
+    for k, record in enumerate(records):
+        columns = [principles.index(p) for p in roles[record.unit[1]].principle_ids]
+        for label, (values, codes) in record.judged.items():
+            severity = np.full((horizon, n), NOT_APPLICABLE, dtype=np.int8)
+            missing = np.full((horizon, n), NO_REASON, dtype=np.int8)
+            turns = min(len(values), horizon)
+            severity[np.ix_(range(turns), columns)] = values[:turns]
+            missing[np.ix_(range(turns), columns)] = codes[:turns]
+            reasons = {(int(t), str(p)): str(text) for t, p, text in record.reasons.get(label, ())}
+            known[label][k] = Judgment(severity, missing, reasons)
+    others = {label: judge for label, judge in make_judges(e.judges).items() if label not in known}
+    judge_column = {label: j for j, label in enumerate(e.judges)}
+    planned = {label: [plan.judge.values[idx + (judge_column[label],)] != "" for idx in index] for label in others}
+    found = run_sync(
+        judge_transcripts(
+            others,
+            transcripts,
+            roles=[roles[r.unit[1]] for r in records],
+            principle_ids=list(principles),
+            horizon=horizon,
+            planned=planned,
+            known=known,
         )
-        values, found = judged[0], judged[1]
-        for name, column in (judged[2] if len(judged) > 2 else {}).items():
-            target = conversation.setdefault(name, np.full(severity.shape[: len(CONVERSATION_DIMS)], "", dtype=object))
-            for k, idx in enumerate(index):
-                target[idx] = column[k]
-        values = np.asarray(values, dtype=np.int8)
-        for k, idx in enumerate(index):
-            if plan.judge.values[idx + (j,)] == "":
-                continue
-            severity[idx + (slice(None), slice(None), j)] = values[k]
-            code = REASON_CODES.get(found[k] or "no_verdict", REASON_CODES["no_verdict"])
-            reasons[idx + (slice(None), slice(None), j)] = np.where(values[k] == MISSING, code, NO_REASON)
-
-
-def _panels(plan: Plan, severity: np.ndarray, reasons: np.ndarray) -> None:
-    from multiverse.judges.panel import combine_panel
-
-    labels = list(plan.experiment.judges)
-    planned = plan.judge.transpose(*CONVERSATION_DIMS, "judge").values != ""
-    for j, (label, spec) in enumerate(plan.experiment.judges.items()):
-        if spec.kind != "panel":
-            continue
-        members = [labels.index(m) for m in spec.members]
-        votes = severity[..., members]
-        combined = combine_panel(votes, str(spec.combine), axis=-1)
-        missing = votes == MISSING
-        first = np.take_along_axis(reasons[..., members], missing.argmax(axis=-1)[..., None], axis=-1)[..., 0]
-        keep = planned[..., j][..., None, None]
-        severity[..., j] = np.where(keep, combined, NOT_APPLICABLE)
-        reasons[..., j] = np.where(keep & (combined == MISSING), first, NO_REASON)
+    )
+    return {**known, **found}
 
 
 def assemble_cube(
-    plan: Plan, roles: Mapping[str, Any], records: Sequence[ConversationRecord], *, attrs: Mapping[str, Any]
+    plan: Plan,
+    roles: Mapping[str, Any],
+    records: Sequence[ConversationRecord],
+    *,
+    attrs: Mapping[str, Any],
+    reason_rows: list[dict[str, Any]] | None = None,
 ) -> xr.Dataset:
     """The judgment cube of a plan from its conversation records.
 
@@ -133,6 +136,9 @@ def assemble_cube(
         Every conversation's record, in any order.
     attrs
         Provenance attrs for the cube.
+    reason_rows
+        A list that receives one row (:data:`multiverse.transcript.REASON_FIELDS`)
+        per reason a judge stated, for the transcript store.
     """
     e = plan.experiment
     principles: list[str] = []
@@ -189,18 +195,26 @@ def assemble_cube(
         if truth is not None and record.truth is not None:
             n = min(len(record.truth), e.horizon)
             truth[idx + (slice(0, n),)][:, columns] = record.truth[:n]
-        for label, (values, codes) in record.judged.items():
-            j = judges.index(label)
-            n = min(len(values), e.horizon)
-            block = severity[idx + (slice(None), slice(None), j)]
-            block[np.ix_(range(n), columns)] = values[:n]
-            reason_block = reasons[idx + (slice(None), slice(None), j)]
-            reason_block[np.ix_(range(n), columns)] = codes[:n]
     kept: dict[str, np.ndarray] = {}  # per-conversation variables of deterministic judges
-    _deterministic(plan, roles, records, transcripts, index, severity, reasons, principles, kept)
+    for label, judgments in _judgments(plan, roles, records, transcripts, index, principles).items():
+        j = judges.index(label)
+        for record, transcript, idx, judgment in zip(records, transcripts, index, judgments):
+            if judgment is None:
+                continue
+            severity[idx + (slice(None), slice(None), j)] = judgment.severity
+            reasons[idx + (slice(None), slice(None), j)] = judgment.missing
+            for name, value in judgment.conversation.items():  # e.g. the contract judge's lanes
+                column = kept.setdefault(name, np.full(severity.shape[: len(CONVERSATION_DIMS)], "", dtype=object))
+                column[idx] = value
+            if reason_rows is not None:
+                labels = dict(zip(CONVERSATION_DIMS, (*record.unit, record.item)))
+                reason_rows.extend(
+                    {**labels, "turn": turn, "principle": principle, "judge": label,
+                     "transcript_id": transcript.id, "reason": text}
+                    for turn, principle, text in judgment.reason_rows(principles)
+                )
     for name, values in kept.items():
         cube[name] = xr.DataArray(values, dims=CONVERSATION_DIMS)
-    _panels(plan, severity, reasons)
     counts = cube["missing_count"].values
     for j in range(len(judges)):
         codes = reasons[..., j][severity[..., j] == MISSING]

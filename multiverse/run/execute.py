@@ -18,18 +18,17 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from multiverse._schema import MISSING, MISSING_REASONS
+from multiverse._schema import MISSING
 from multiverse.choices import ModelSpec
 from multiverse.experiment import Experiment, parse_experiment
-from multiverse.plan import Plan, Unit, make_plan, model_judge_specs
+from multiverse.judging import judge_transcripts
+from multiverse.plan import Plan, Unit, make_plan
 from multiverse.run.records import ConversationRecord, UnitResult
 from multiverse.transcript import Transcript
 
 __all__ = ["execute_units", "make_client", "run_or_replay", "run_sync", "run_unit"]
 
 T = TypeVar("T")
-NO_REASON = -1
-REASON_CODES = {reason: code for code, reason in enumerate(MISSING_REASONS)}
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -80,45 +79,23 @@ def _truth(system: ModelSpec, transcript: Transcript, principle_ids: Sequence[st
     return np.asarray(rows, dtype=np.int8).reshape(len(rows), len(principle_ids))
 
 
-def _judged_turns(
-    responses: Sequence[Any], principle_ids: Sequence[str]
-) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
-    """Severity and reason arrays from one judge's responses, one per turn; and the raw unparseable replies by turn."""
-    from multiverse.judges.model import parse_judgment
-
-    severity = np.full((len(responses), len(principle_ids)), MISSING, dtype=np.int8)
-    reason = np.full(severity.shape, NO_REASON, dtype=np.int8)
-    unparsed: dict[int, str] = {}
-    for t, response in enumerate(responses):
-        if not response.ok:
-            code = response.error if response.error in REASON_CODES else "call_failed"
-            reason[t] = REASON_CODES[code]
-            continue
-        parsed = parse_judgment(response.text or "", principle_ids)
-        if parsed is None:
-            unparsed[t + 1] = response.text or ""
-            reason[t] = REASON_CODES["unparseable"]
-            continue
-        values = parsed[0]
-        for j, principle in enumerate(principle_ids):
-            value = values.get(principle, MISSING)
-            if value in (0, 1, 2):
-                severity[t, j] = value
-            else:
-                reason[t, j] = REASON_CODES["unparseable"]
-    return severity, reason, unparsed
-
-
 async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult:
-    """Roll out one unit and judge its transcripts with every model judge."""
-    from multiverse.fuzz import coverage_share, rollout
-    from multiverse.judges.model import judge_request
-    from multiverse.llm.structured import agather_structured
+    """Roll out one unit and judge its transcripts with every model judge.
+
+    The campaign's online judge and the ``judge`` dim's model judges are the
+    same :class:`~multiverse.judging.Judge` objects, run by
+    :func:`~multiverse.judging.judge_transcripts` (the online judge's requests
+    are served from the cache the second time).
+    """
+    from multiverse.fuzz import rollout
+    from multiverse.judges.build import make_judges
 
     e = plan.experiment
     condition = e.conditions[unit.condition]
     system = e.systems[unit.system]
-    model_judges = model_judge_specs(e)
+    model_judges = make_judges(e.judges, kind="model")
+    if e.rollouts is not None:
+        return await _judge_unit(client, plan, unit, role, model_judges, _recorded(e, unit))
     conversations = await rollout(
         client,
         role=role,
@@ -134,29 +111,44 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
         judge=model_judges[e.campaign.judge],
         seed=e.seed,
     )
-    kept = [(item, conversations[item]) for item in unit.items if item < len(conversations)]
+    found = dict(enumerate(conversations))
+    return await _judge_unit(client, plan, unit, role, model_judges, found)
+
+
+def _recorded(e: Experiment, unit: Unit) -> dict[int, Any]:
+    """Item -> the recorded conversation of a ``rollouts:`` experiment's unit (nothing generated)."""
+    from multiverse.fuzz.conversation import Conversation
+    from multiverse.rollouts import read_rollouts
+
+    assert e.rollouts is not None
+    recorded = read_rollouts(e.resolve(e.rollouts)).select(unit.system, unit.role)
+    return {item: Conversation(t, t.scenario, (), None, 1) for item, t in recorded.items()}
+
+
+async def _judge_unit(
+    client: Any, plan: Plan, unit: Unit, role: Any, model_judges: Mapping[str, Any], conversations: Mapping[int, Any]
+) -> UnitResult:
+    """Judge a unit's conversations (item -> conversation) with every model judge planned for them."""
+    from multiverse.fuzz import coverage_share
+    from multiverse.judges.model import unparseable_turns
+
+    e = plan.experiment
+    condition = e.conditions[unit.condition]
+    system = e.systems[unit.system]
+    kept = [(item, conversations[item]) for item in unit.items if item in conversations]
     planned = plan.unit_judge(unit).values != ""
     judge_column = {label: j for j, label in enumerate(e.judges)}
     principle_ids = tuple(role.principle_ids)
-    asked: list[tuple[int, str, int]] = []
-    requests = []
-    # Turn by turn, every judge at each turn: consecutive prompts then share their longest
-    # prefix (the same turn's prompt, then the next turn's extends it), which servers that keep
-    # the previous prompt's evaluated prefix (llama.cpp) do not evaluate again.
-    for index, (item, conversation) in enumerate(kept):
-        turns = min(conversation.transcript.n_turns, condition.horizon)
-        for turn in range(1, turns + 1):
-            for label, spec in model_judges.items():
-                if not planned[item, judge_column[label]]:
-                    continue
-                asked.append((index, label, turn))
-                requests.append(
-                    judge_request(role, conversation.transcript, turn, spec=spec, replicate=unit.replicate)
-                )
-    responses = await agather_structured(client, requests) if requests else []
-    by_judge: dict[tuple[int, str], list[Any]] = {}
-    for (index, label, _turn), response in zip(asked, responses):
-        by_judge.setdefault((index, label), []).append(response)
+    judged = await judge_transcripts(
+        model_judges,
+        [conversation.transcript for _, conversation in kept],
+        roles=[role] * len(kept),
+        principle_ids=principle_ids,
+        horizon=condition.horizon,
+        client=client,
+        replicate=unit.replicate,
+        planned={label: [bool(planned[item, judge_column[label]]) for item, _ in kept] for label in model_judges},
+    )
     records = []
     unparseable = 0
     for index, (item, conversation) in enumerate(kept):
@@ -169,12 +161,15 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
             truth=_truth(system, transcript, principle_ids),
         )
         for label in model_judges:
-            if (index, label) in by_judge:
-                severity, reason, unparsed = _judged_turns(by_judge[(index, label)], principle_ids)
-                record.judged[label] = (severity, reason)
-                if unparsed:
-                    record.unparsed[label] = unparsed
-                unparseable += len(unparsed)
+            judgment = judged[label][index]
+            if judgment is None:
+                continue
+            turns = min(transcript.n_turns, condition.horizon)
+            record.judged[label] = (judgment.severity[:turns], judgment.missing[:turns])
+            record.reasons[label] = [list(row) for row in judgment.reason_rows(principle_ids)]
+            if judgment.unparsed:
+                record.unparsed[label] = dict(judgment.unparsed)
+            unparseable += unparseable_turns(judgment)
         records.append(record)
     coverage = coverage_share([c for _, c in kept], role) if e.is_campaign and kept else None
     return UnitResult(unit.key, records, coverage, unparseable)
@@ -186,9 +181,11 @@ async def run_or_replay(client: Any, plan: Plan, unit: Unit, role: Any, *, repla
     With ``replay``, a unit whose replay is in the cache (see
     :mod:`multiverse.run.replay`) comes back without a request, its requests
     counted as cache hits; a unit run afresh is stored as a replay if none of
-    its calls failed.
+    its calls failed.  Units of recorded conversations (``rollouts:``) are
+    judged afresh (their judge calls come from the cache), since the file they
+    read is not part of the replay's key.
     """
-    if not replay:
+    if not replay or plan.experiment.rollouts is not None:
         return await run_unit(client, plan, unit, role)
     from multiverse.run.replay import decode_replay, encode_replay, replay_key
 

@@ -41,6 +41,9 @@ class ConversationRecord:
     unparsed
         Model judge label -> {1-based turn: raw reply text} for every reply
         that did not parse, kept for diagnosis (``multiverse show --raw``).
+    reasons
+        Model judge label -> ``[turn, principle, reason]`` rows: the judge's
+        stated reasons (kept in the run's transcript store).
     """
 
     unit: tuple[str, str, str, str, int]
@@ -50,6 +53,7 @@ class ConversationRecord:
     truth: np.ndarray | None
     judged: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     unparsed: dict[str, dict[int, str]] = field(default_factory=dict)
+    reasons: dict[str, list[list[Any]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -85,6 +89,7 @@ def _record_to_json(record: ConversationRecord) -> dict[str, Any]:
             label: [_array_to_json(severity), _array_to_json(reason)]
             for label, (severity, reason) in record.judged.items()
         },
+        "reasons": record.reasons,
     }
     if record.unparsed:  # only when present: results without any stay byte-identical
         out["unparsed"] = {label: {str(t): text for t, text in turns.items()} for label, turns in record.unparsed.items()}
@@ -120,6 +125,10 @@ def result_from_json(data: dict[str, Any]) -> UnitResult:
             judged={
                 label: (_array_from_json(severity), _array_from_json(reason))
                 for label, (severity, reason) in record["judged"].items()
+            },
+            reasons={
+                label: [[int(turn), str(principle), str(text)] for turn, principle, text in rows]
+                for label, rows in record["reasons"].items()
             },
             unparsed={
                 label: {int(t): str(text) for t, text in turns.items()}

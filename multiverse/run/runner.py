@@ -149,6 +149,9 @@ def run(
         output, and must neither be nor contain the working directory, the
         cache, the experiment file or the specs; this and its writability are
         checked before any model call (:func:`multiverse.io.check_output_dir`).
+        The store also keeps every judge's stated reasons
+        (:func:`multiverse.judge_reasons`), and the returned cube's
+        ``encoding["source"]`` names the written ``cube.nc``.
     cache
         The model-call cache folder (default: the file's ``cache:``, else
         ``$MULTIVERSE_CACHE``, else ``.cache/multiverse``).
@@ -221,11 +224,13 @@ def run(
     )
     records = [record for result in results for record in result.records]
     attrs = redact_tree(provenance(plan, roles))
-    cube = assemble_cube(plan, roles, records, attrs=attrs)
+    reason_rows: list[dict[str, Any]] = []
+    cube = assemble_cube(plan, roles, records, attrs=attrs, reason_rows=reason_rows)
     info = redact_tree(_run_summary(plan, results, merge_summaries(summaries), time.perf_counter() - started))
     cube.attrs["run"] = json.dumps(info, sort_keys=True)
     if out is not None:
-        _write(Path(out), cube, info, records)
+        _write(Path(out), cube, info, records, reason_rows)
+        cube.encoding["source"] = str(Path(out) / "cube.nc")
     return cube
 
 
@@ -247,7 +252,9 @@ def failed_share(info: Mapping[str, Any]) -> float:
     return ended.get("failed", 0) / total if total else 0.0
 
 
-def _write(out: Path, cube: xr.Dataset, info: Mapping[str, Any], records: Sequence[Any]) -> None:
+def _write(
+    out: Path, cube: xr.Dataset, info: Mapping[str, Any], records: Sequence[Any], reason_rows: Sequence[Mapping[str, Any]]
+) -> None:
     from multiverse.io import replace_dir, save_cube
     from multiverse.transcript import Transcript, TranscriptStore
 
@@ -255,6 +262,7 @@ def _write(out: Path, cube: xr.Dataset, info: Mapping[str, Any], records: Sequen
         save_cube(cube, staging / "cube.nc")
         with TranscriptStore(staging / TranscriptStore.FILENAME) as store:
             store.put(Transcript.from_dict(r.transcript) for r in records)
+            store.put_reasons(reason_rows)
         (staging / "run.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         (staging / UNPARSED_FILE).write_text("".join(_unparsed_lines(records)), encoding="utf-8")
 

@@ -6,6 +6,7 @@ import pytest
 
 from multiverse.choices import Budget, Condition, ModelSpec
 from multiverse.fuzz import rollout
+from multiverse.judges.model import ModelJudge
 from multiverse.llm import Client
 from multiverse.sim import SimWorld
 from multiverse.specs import load_role
@@ -22,7 +23,7 @@ def run_campaign(cache, role_id, search, *, rounds=8, conversations=30, horizon=
         client, role=role, system=ModelSpec("sim/target-a"), user_sim=ModelSpec("sim/user-plain"),
         user_label="plain", condition=Condition(horizon=horizon, search=search, pressure=pressure),
         replicate=replicate, items=items, budget=None if items else Budget(rounds, conversations),
-        planner=ModelSpec(planner), monitor=ModelSpec("sim/monitor"), judge=ModelSpec("sim/judge-j"),
+        planner=ModelSpec(planner), monitor=ModelSpec("sim/monitor"), judge=ModelJudge(ModelSpec("sim/judge-j")),
     ))
     return role, conversations, client
 

@@ -9,6 +9,7 @@ import pytest
 from multiverse.choices import Condition, ModelSpec
 from multiverse.fuzz import coverage_by_round, coverage_share, rollout
 from multiverse.fuzz.conversation import MAX_ATTEMPTS
+from multiverse.judges.model import ModelJudge
 from multiverse.specs import load_role
 
 
@@ -141,5 +142,5 @@ def test_a_campaign_needs_a_budget_or_a_positive_item_count(items):
         asyncio.run(rollout(
             None, role=load_role("tutor"), system=spec, user_sim=spec, user_label="plain",
             condition=Condition(horizon=1, search="seed_only"), replicate=0, items=items, budget=None,
-            planner=spec, monitor=spec, judge=spec,
+            planner=spec, monitor=spec, judge=ModelJudge(spec),
         ))
