@@ -7,7 +7,11 @@ runs the public analyses on each, and prints one line per figure::
     coverage <interval> items=<n> <value> m=<M>
     fpr <test> items=<n> <value> m=<M>
 
-(shares in [0, 1]; ``M`` cubes per figure: 2,000, or 400 with ``--quick``).  A
+(shares in [0, 1]; ``M`` cubes per figure: 2,000, or 400 with ``--quick``).
+Independent cubes are analysed in batches laid along the ``condition`` dim (an
+estimand facet no analysis pools), so each call of an analysis serves a batch;
+the agreement intervals are computed cube by cube, on ``--agreement-m`` cubes
+(default ``M``).  A
 figure is consistent with its target (0.95 coverage, 0.05 false positives) when
 a 99% Clopper-Pearson interval around it, Bonferroni-corrected over the figures
 printed, contains the target; the verdicts go to stderr, the figures alone to
@@ -69,44 +73,80 @@ def truths() -> dict[str, float]:
     }
 
 
-def one_draw(items: int, seed: int, truth: dict[str, float]) -> dict[str, bool]:
-    """Every interval's hit and every test's rejection on one planted cube and one null cube."""
+def stacked_cubes(systems: dict[str, float], *, m: int, items: int, seed: int):
+    """``m`` independent planted cubes of ``items`` items each, stacked along ``condition``.
+
+    One draw of ``m * items`` items (every item has its own difficulty, so
+    disjoint item sets are independent cubes), cut into ``m`` slices laid along
+    the ``condition`` dim: an estimand facet every analysis keeps apart, so one
+    call analyses all ``m`` cubes at once.
+    """
+    import xarray as xr
+
+    from multiverse.analysis._synthetic import planted_cube
+
+    cube = planted_cube(systems=systems, judges=JUDGES, replicates=REPLICATES, items=m * items, horizon=HORIZON,
+                        partial=PARTIAL, item_spread=ITEM_SPREAD, seed=seed)
+    out = {}
+    for name, variable in cube.data_vars.items():
+        if "item" not in variable.dims:
+            out[name] = variable
+            continue
+        dims = list(variable.dims)
+        data = variable.transpose("condition", "item", ...).values  # condition has one label
+        data = data.reshape((m, items) + data.shape[2:])
+        rest = [d for d in dims if d not in ("condition", "item")]
+        out[name] = xr.DataArray(data, dims=["condition", "item", *rest]).transpose(*dims)
+    coords = {d: cube[d].values for d in cube.dims if d not in ("condition", "item")}
+    coords.update(condition=[f"cube{i}" for i in range(m)], item=np.arange(items))
+    stacked = xr.Dataset(out, coords=coords, attrs=cube.attrs)
+    return stacked.assign_coords({c: cube.coords[c] for c in cube.coords if c not in cube.dims and "item" not in cube[c].dims
+                                  and "condition" not in cube[c].dims})
+
+
+def draws(items: int, m: int, truth: dict[str, float], *, seed: int, agreement_m: int) -> dict[str, np.ndarray]:
+    """Every interval's hits and every test's rejections on ``m`` planted and ``m`` null cubes.
+
+    The agreement intervals are computed cube by cube (their bootstrap tables
+    grow with the square of a batch), on the first ``agreement_m`` cubes.
+    """
     from threadpoolctl import threadpool_limits
 
     from multiverse.analysis import agreement_ci, noise_floor, paired_differences, spec_curve
-    from multiverse.analysis._synthetic import planted_cube
     from multiverse.score import score
 
-    def covers(interval, value: float) -> bool:
-        low, high = (float(interval.sel(ci_bound=b)) for b in ("lower", "upper"))
-        return bool(low <= value <= high)
+    def covers(interval, value: float) -> np.ndarray:
+        return ((interval.sel(ci_bound="lower") <= value) & (value <= interval.sel(ci_bound="upper"))).values.ravel()
 
-    common = dict(judges=JUDGES, replicates=REPLICATES, items=items, horizon=HORIZON, partial=PARTIAL,
-                  item_spread=ITEM_SPREAD)
     with threadpool_limits(limits=1, user_api="blas"):
-        cube = planted_cube(systems=SYSTEMS, seed=seed, **common)
-        scores = score(cube, standards="clear_breach", rules="any_turn").sel(judge="j1").squeeze(drop=True)
+        cube = stacked_cubes(SYSTEMS, m=m, items=items, seed=seed)
+        scores = score(cube, standards="clear_breach", rules="any_turn").sel(judge="j1")
+        scores = scores.squeeze([d for d in ("role", "user_sim", "standard", "rule") if d in scores.dims], drop=True)
         floor = noise_floor(scores, k=[K], ci=LEVEL)
         pairs = paired_differences(scores, n_boot=N_BOOT, ci=LEVEL, seed=seed)
         hits = {
             "rate": covers(floor["ci"].sel(system="a"), truth["rate"]),
-            "pass_hat_k": covers(floor["pass_hat_k_ci"].sel(system="a", k=K), truth["pass_hat_k"]),
             "paired_difference": covers(pairs["ci"].sel(system="b", system_b="a"), truth["paired_difference"]),
+            "pass_hat_k": covers(floor["pass_hat_k_ci"].sel(system="a", k=K), truth["pass_hat_k"]),
         }
         one_system = cube.sel(system=["a"])
         for name, metric in (("kappa", "cohen_kappa"), ("alpha", "krippendorff_alpha")):
-            result = agreement_ci(one_system, metric=metric, standard="clear_breach", n_boot=N_BOOT, ci=LEVEL, seed=seed)
-            hits[name] = covers(result["ci"].sel(judge="j1", judge_b="j2"), truth[name])
+            hits[name] = np.array([
+                covers(agreement_ci(one_system.isel(condition=[c]), metric=metric, standard="clear_breach",
+                                    n_boot=N_BOOT, ci=LEVEL, seed=seed + c)["ci"].sel(judge="j1", judge_b="j2"),
+                       truth[name])[0]
+                for c in range(min(m, agreement_m))
+            ], dtype=bool)
 
-        null = planted_cube(systems=NULL_SYSTEMS, seed=10**6 + seed, **common)
+        null = stacked_cubes(NULL_SYSTEMS, m=m, items=items, seed=10**6 + seed)
         null_scores = score(null, standards=["clear_breach", "any_deviation"], rules=["any_turn", "turn_mean", "last_turn"])
-        one = null_scores.sel(judge="j1", standard="clear_breach", rule="any_turn").squeeze(drop=True)
-        rejected = {"paired_difference": bool(paired_differences(one, n_boot=1, seed=seed)["exceeds_noise"]
-                                              .sel(system="b", system_b="a"))}
-        curve = spec_curve(null_scores, contrast=("b", "a"), direction="two-sided", n_boot=N_BOOT, alpha=ALPHA,
-                           seed=seed)
+        one = null_scores.sel(judge="j1", standard="clear_breach", rule="any_turn")
+        one = one.squeeze([d for d in ("role", "user_sim") if d in one.dims], drop=True)
+        tested = paired_differences(one, n_boot=1, seed=seed)["exceeds_noise"].sel(system="b", system_b="a")
+        rejected = {"paired_difference": tested.values.ravel()}
+        curve = spec_curve(null_scores, contrast=("b", "a"), direction="two-sided", n_boot=N_BOOT, alpha=ALPHA, seed=seed)
         for statistic in TESTS[1:]:
-            rejected[statistic] = bool(float(curve["p_value"].sel(statistic=statistic).squeeze()) < ALPHA)
+            rejected[statistic] = (curve["p_value"].sel(statistic=statistic) < ALPHA).values.ravel()
     return {**{f"coverage {k}": v for k, v in hits.items()}, **{f"fpr {k}": v for k, v in rejected.items()}}
 
 
@@ -123,26 +163,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="M = 400 cubes per figure instead of 2,000")
     parser.add_argument("--m", type=int, default=None, help="cubes per figure (overrides --quick)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
+    parser.add_argument("--batch", type=int, default=100, help="cubes analysed together in one call")
+    parser.add_argument("--agreement-m", type=int, default=None, help="cubes for the agreement intervals (default M)")
     parser.add_argument("--items", type=int, nargs="+", default=list(ITEMS), help="item counts")
     args = parser.parse_args(argv)
     m = args.m or (400 if args.quick else 2000)
     truth = truths()
     print("truths: " + ", ".join(f"{k}={v:.4f}" for k, v in truth.items()), file=sys.stderr)
-    figures: list[tuple[str, int, int]] = []
+    figures: list[tuple[str, int, int, int]] = []
+    batches = [min(args.batch, m - start) for start in range(0, m, args.batch)]
+    agreement_m = min(m, args.agreement_m or m)
+    left = [min(size, max(0, agreement_m - sum(batches[:b]))) for b, size in enumerate(batches)]
     for items in args.items:
-        draws = Parallel(n_jobs=args.jobs, batch_size=8)(delayed(one_draw)(items, seed, truth) for seed in range(m))
-        for name in draws[0]:
-            hits = sum(d[name] for d in draws)
-            figures.append((name, items, hits))
+        parts = Parallel(n_jobs=args.jobs)(delayed(draws)(items, size, truth, seed=1000 * items + b, agreement_m=left[b])
+                                            for b, size in enumerate(batches))
+        for name in parts[0]:
+            outcomes = np.concatenate([p[name] for p in parts])
+            hits, n = int(outcomes.sum()), len(outcomes)
+            figures.append((name, items, hits, n))
             kind, what = name.split(" ")
-            print(f"{kind} {what} items={items} {hits / m:.3f} m={m}", flush=True)
+            print(f"{kind} {what} items={items} {hits / n:.3f} m={n}", flush=True)
     level = 1 - 0.01 / len(figures)  # 99%, Bonferroni over the figures printed
     off = []
-    for name, items, hits in figures:
+    for name, items, hits, n in figures:
         target = LEVEL if name.startswith("coverage") else ALPHA
-        low, high = clopper_pearson(hits, m, level)
+        low, high = clopper_pearson(hits, n, level)
         if not low <= target <= high:
-            off.append(f"{name} items={items}: {hits / m:.3f}, interval [{low:.3f}, {high:.3f}] excludes {target}")
+            off.append(f"{name} items={items}: {hits / n:.3f}, interval [{low:.3f}, {high:.3f}] excludes {target}")
     print(f"{len(figures) - len(off)} of {len(figures)} figures consistent with their target "
           f"(99% Clopper-Pearson, Bonferroni over {len(figures)})", file=sys.stderr)
     for line in off:
