@@ -40,7 +40,7 @@ def audit_cache(directory: str | os.PathLike[str]) -> dict[str, Any]:
     """
     path = Path(directory) / DB_NAME
     if not path.is_file():
-        raise CacheError(f"cache {directory}: no cache here (expected {path})")
+        raise CacheError(f"no cache at {directory} (expected {path})")
     with _sqlite_errors(path, "read it"):
         conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=60.0)
         try:
