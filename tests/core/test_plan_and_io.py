@@ -134,14 +134,14 @@ def test_cost_is_priced_from_the_bundled_table_and_unknown_without_a_price():
 def test_worker_summaries_add_up():
     from multiverse.run.runner import merge_summaries
 
-    one = {"calls": 3, "cache_hits": 1, "retries": 1, "cost_usd": 0.5, "failures": {"timeout": 1},
+    one = {"calls": 3, "cache_hits": 1, "retries": 1, "cost_usd": 0.5, "failures": {"timeout": 1}, "retried": {"timeout": 1},
            "models": {"m": {"calls": 3, "note": "text is dropped"}}}
     two = {"calls": 2, "cache_hits": 4, "retries": 0, "cost_usd": 0.25, "failures": {"timeout": 2, "rate_limited": 1},
            "models": {"m": {"calls": 2}, "a": {"calls": 1}}}
     merged = merge_summaries([one, two])
     assert merged == {
         "calls": 5, "cache_hits": 5, "retries": 1, "cost_usd": 0.75,
-        "failures": {"timeout": 3, "rate_limited": 1},
+        "failures": {"timeout": 3, "rate_limited": 1}, "retried": {"timeout": 1},
         "models": {"a": {"calls": 1}, "m": {"calls": 5}},
         "purposes": {},
     }

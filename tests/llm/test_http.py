@@ -75,6 +75,25 @@ def test_unknown_model_or_auth_failure_stops_later_calls_to_that_model(server, c
     assert first.error == later.error == "auth_error" and sum(server.requests.values()) == 1
 
 
+def test_a_missing_key_is_an_auth_error_not_retried_and_the_models_later_calls_are_skipped(server, client, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    c = client(max_retries=3)
+    keyless = [Request("openai/loop", user(f"q{i}"), api_base=server.url) for i in range(3)]
+    responses = [c.complete(r) for r in keyless]
+    summary = c.summary()
+    assert [r.error for r in responses] == ["auth_error"] * 3
+    assert summary["calls"] == 1 and summary["retried"] == {} and summary["failures"] == {"auth_error": 3}
+
+
+def test_retried_failures_are_counted_by_reason(server, client):
+    c = client(max_retries=2)
+    response = c.complete(http_request(server, "down [[fault:server_error]]"))
+    summary = c.summary()
+    assert response.error == "server_error"
+    assert summary["retried"] == {"server_error": 2} and summary["failures"] == {"server_error": 1}
+    assert summary["models"]["openai/loop"]["retried"] == {"server_error": 2}
+
+
 def test_retry_after_is_honoured(client):
     with LoopbackServer(retry_after_s=0.3) as server:
         c = client(max_retries=1)

@@ -45,6 +45,14 @@ def provider_error(name: str, message: str = "failed", *, status: int | None = N
         pytest.param(provider_error("NotFoundError", status=404), "unknown_model", False, id="404"),
         pytest.param(provider_error("BadRequestError", "LLM Provider NOT provided"), "unknown_model", False, id="no-provider"),
         pytest.param(provider_error("ContentPolicyViolationError", status=400), "content_filter", False, id="filtered"),
+        pytest.param(
+            provider_error("InternalServerError", "OpenAIException - Missing credentials. Please pass an `api_key`", status=500),
+            "auth_error", False, id="missing-credentials-as-500",
+        ),
+        pytest.param(
+            provider_error("APIError", "The api_key client option must be set", status=500),
+            "auth_error", False, id="no-api-key-as-500",
+        ),
     ],
 )
 def test_provider_errors_map_to_closed_reasons(exc, reason, transient):
