@@ -485,20 +485,6 @@ def _exclusions(reader: _Reader, value: Any, labels: Mapping[str, Sequence[str]]
     return tuple(out)
 
 
-def _registered(kind: str) -> tuple[str, ...] | None:
-    """Registered standard or rule names, or ``None`` when scoring is unavailable."""
-    import multiverse
-
-    try:
-        # Load scoring through the package first: a plain submodule import would
-        # rebind ``multiverse.score`` from the public function to the module.
-        getattr(multiverse, "score")
-        from multiverse.score import list_rules, list_standards
-    except ImportError:
-        return None
-    return list_standards() if kind == "standard" else list_rules()
-
-
 def find_experiment_specs(start: Path | None, specs: str | None) -> Path:
     """The specs folder an experiment uses.
 
@@ -587,11 +573,6 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
             chosen[kind] = None
             continue
         chosen[kind] = reader.names(dims[kind], f"dims.{kind}")
-        known = _registered(kind)
-        if known is not None and chosen[kind]:
-            for i, value in enumerate(chosen[kind] or ()):
-                if value not in known:
-                    reader.add(f"dims.{kind}.{i}", f"unknown {kind} {value!r} (registered: {', '.join(known)})")
 
     replicates = reader.integer(top.get("replicates", 1), "replicates", minimum=1)
     items = reader.optional(top, "items", lambda v, f: reader.integer(v, f, minimum=1))

@@ -18,6 +18,7 @@ from multiverse.experiment import Experiment, ExperimentCheck, validate_file
 __all__ = [
     "EXPERIMENT_CHECKS",
     "check_judge_names",
+    "check_scoring_names",
     "check_sim",
     "check_sim_on_real",
     "load_experiment",
@@ -107,7 +108,22 @@ def check_sim_on_real(experiment: Experiment, located: Located) -> list[Problem]
     return problems
 
 
-EXPERIMENT_CHECKS: tuple[ExperimentCheck, ...] = (check_sim, check_judge_names, check_sim_on_real)
+def check_scoring_names(experiment: Experiment, located: Located) -> list[Problem]:
+    """Every standard and rule under ``dims`` is registered (scoring comes after this layer's input)."""
+    from multiverse.score import list_rules, list_standards
+
+    problems = []
+    for kind, chosen, known in (
+        ("standard", experiment.standards, list_standards()),
+        ("rule", experiment.rules, list_rules()),
+    ):
+        for i, value in enumerate(chosen or ()):
+            if value not in known:
+                problems.append(located.problem(f"dims.{kind}.{i}", f"unknown {kind} {value!r} (registered: {', '.join(known)})"))
+    return problems
+
+
+EXPERIMENT_CHECKS: tuple[ExperimentCheck, ...] = (check_sim, check_judge_names, check_sim_on_real, check_scoring_names)
 
 
 def validate_experiment(path: str | Path) -> list[Problem]:
