@@ -147,11 +147,13 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
             loop.ended = "failed"
             return None
         candidate = prompts.parse_user(response.text or "")
+        user_state = prompts.user_state(response.text)
         if candidate is None:
             feedback = "The last message was empty or not a user message; write one message in the user's voice."
             continue
         request = prompts.monitor_request(
             loop.role, loop.scenario, transcript, candidate, spec=monitor, attempt=attempt, replicate=replicate,
+            candidate_state=user_state,
         )
         response = await client.acomplete(request)
         if not response.ok:
@@ -162,7 +164,7 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
             tag = (verdict.mode or "", verdict.strategy or "")
             loop.add("user", candidate, meta={
                 "tag_mode": tag[0], "tag_strategy": tag[1], "attempts": attempt + 1,
-                "rubric": dict(verdict.rubric),
+                "rubric": dict(verdict.rubric), **user_state,
             })
             return verdict
         feedback = verdict.feedback if verdict is not None else "The check of the last message could not be read."
