@@ -21,11 +21,12 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "Write every applicable figure and a summary table for a cube.",
     "data": "Fetch and verify the public data sets.",
     "cache": "Audit the on-disk model-call cache.",
+    "export-cases": "Write one case JSON per conversation of a role with a contract.",
 }
 
 
 def _module_name(name: str) -> str:
-    return f"multiverse.cli.{name}_cmd"
+    return f"multiverse.cli.{name.replace('-', '_')}_cmd"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -217,6 +217,29 @@ class SimWorld:
             digest.update(part)
         return digest.digest()
 
+    def _fails(self, digest: bytes, fail_rate: float, attempt: int) -> bool:
+        """The transport failure draw of one attempt: its own stream, never a reply's seed."""
+        stream = hashlib.sha256(digest + f":attempt:{attempt}".encode()).digest()
+        return _rng(stream).random() < fail_rate
+
+    def drops_context(self, request: Request) -> bool:
+        """Whether the harness defect ``drop_context_rate`` strikes this target request.
+
+        The defect rebuilds a *retried* request without the conversation's
+        earlier turns: it strikes only when the request's first attempt fails
+        transiently (``fail_rate``), and then with probability
+        ``drop_context_rate``, drawn from a stream of its own.  A pure function
+        of the request, so reruns drop the same turns.
+        """
+        _, params, _, key_bytes = self._resolve(request.model)
+        rate, fail_rate = params.get("drop_context_rate", 0.0), params.get("fail_rate", 0.0)
+        if rate <= 0 or fail_rate <= 0:
+            return False
+        digest = self._digest(request, key_bytes)
+        if not self._fails(digest, fail_rate, 0):
+            return False
+        return _rng(hashlib.sha256(digest + b":drop-context").digest()).random() < rate
+
     def respond(self, request: Request, *, attempt: int | None = None) -> SimReply:
         """Answer one request.
 
@@ -249,8 +272,7 @@ class SimWorld:
             if attempt is None:
                 attempt = self._attempts.get(digest, 0)
                 self._attempts[digest] = attempt + 1
-            stream = hashlib.sha256(digest + f":attempt:{attempt}".encode()).digest()
-            if _rng(stream).random() < fail_rate:
+            if self._fails(digest, fail_rate, attempt):
                 return SimReply(text="", transient_failure=True)
         context = {"digest": digest.hex(), "seed": self.config.seed}
         text, tool_calls = PLAYERS[kind](request, params, _rng(digest), context)

@@ -19,7 +19,6 @@ def test_every_default_matches_the_design():
         "partial": {"*": 0.0},
         "cells": {},
         "escalation": 0.0,
-        "legit_actions": 0.5,
         "drop_context_rate": 0.0,
     }
     assert world.config.targets["a"]["latency_ms"] == 0.0 and world.config.targets["a"]["fail_rate"] == 0.0
