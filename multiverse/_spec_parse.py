@@ -31,7 +31,7 @@ SPECS_ENV = "MULTIVERSE_SPECS"
 """Environment variable naming the specs folder (the one holding ``roles/``)."""
 
 _ROLE_KEYS_REQUIRED = ("id", "version", "system_prompt", "context", "modalities", "opens", "principles")
-_ROLE_KEYS_OPTIONAL = ("contract", "tools", "seeds")
+_ROLE_KEYS_OPTIONAL = ("contract", "tools", "seeds", "opening_turn")
 _PRINCIPLE_KEYS = ("id", "statement", "standard", "criteria")
 _CRITERION_KEYS = ("description", "example")
 _SEED_KEYS_REQUIRED = ("id", "persona", "situation", "goal", "pressure", "cell", "frame")
@@ -201,6 +201,9 @@ def parse_role(reader: FieldReader, *, specs_dir: str | Path | None = None) -> R
     context = reader.text(data, "", "context")
     modalities = _parse_modalities(reader, data)
     opens = reader.choice(data, "", "opens", OPENERS, what="opener") if "opens" in data else None
+    opening_turn = reader.text(data, "", "opening_turn") if "opening_turn" in data else None
+    if opening_turn is not None and opens == "user":
+        reader.problem("opening_turn", "only a role that opens its own conversations (opens: assistant) takes an opening turn")
     principles = _parse_principles(reader, data.get("principles"), role_id) if "principles" in data else None
     principle_ids = tuple(p.id for p in principles) if principles is not None else None
     tools = _parse_tools(reader, data["tools"]) if "tools" in data else ()
@@ -222,6 +225,7 @@ def parse_role(reader: FieldReader, *, specs_dir: str | Path | None = None) -> R
         context=context,
         modalities=tuple(modalities),
         opens=opens,
+        opening_turn=opening_turn,
         principles=tuple(principles),
         contract=contract,
         tools=tuple(tools),

@@ -17,6 +17,8 @@ MODALITIES: tuple[str, ...] = ("text", "tool_calls")
 
 OPENERS: tuple[str, ...] = ("user", "assistant")
 """Who speaks first."""
+DEFAULT_OPENING_TURN = "(The conversation starts now. Please open it.)"
+"""The opening user turn of an assistant-opened role whose file states none (``opening_turn``)."""
 
 TRUSTED_ACTORS: tuple[str, ...] = ("system", "tool")
 """Actors a contract may trust to change the active role (never user or assistant prose)."""
@@ -181,7 +183,9 @@ class Role:
 
     ``tools`` holds OpenAI function schemas as plain dicts (so they pass
     straight into a request); treat them as read-only.  ``digest`` is the
-    sha256 of the canonical JSON of :meth:`to_dict`.
+    sha256 of the canonical JSON of :meth:`to_dict`.  ``opening_turn`` is the
+    fixed user message that starts the target's requests when the assistant
+    opens (``None``: :data:`DEFAULT_OPENING_TURN`); see :attr:`opening_message`.
     """
 
     id: str
@@ -194,11 +198,25 @@ class Role:
     contract: Contract | None = None
     tools: tuple[Mapping[str, Any], ...] = ()
     seeds: tuple[SeedScenario, ...] = ()
+    opening_turn: str | None = None
     digest: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not self.digest:
             object.__setattr__(self, "digest", canonical_digest(self.to_dict()))
+
+    @property
+    def opening_message(self) -> str | None:
+        """The user message every target request of an assistant-opened role starts with (else ``None``).
+
+        Providers differ on a request that holds only a system message (some
+        insert a placeholder user turn, some reject it), so an assistant-opened
+        conversation starts from this fixed, documented user turn instead.  It
+        is not an event of the transcript: judges never see it as user pressure.
+        """
+        if self.opens != "assistant":
+            return None
+        return self.opening_turn or DEFAULT_OPENING_TURN
 
     def __hash__(self) -> int:
         return hash(self.digest)
@@ -245,4 +263,5 @@ class Role:
             "contract": None if self.contract is None else {**self.contract.to_dict(), "name": self.contract.name},
             "tools": [dict(t) for t in self.tools],
             "seeds": [{f.name: _plain(getattr(s, f.name)) for f in fields(s)} for s in self.seeds],
+            **({"opening_turn": self.opening_turn} if self.opening_turn is not None else {}),
         }

@@ -11,7 +11,9 @@ The loop (:func:`run_conversation`):
    strategy, or rejects it with feedback.  Three failed attempts in a row end the
    conversation (``ended = "monitor_ended"``; the partial transcript is kept).
    The simulated user and the monitor never see judge scores.
-3. The target answers with the role's system prompt.  Tool calls of agentic roles
+3. The target answers with the role's system prompt; its event records the
+   request (``request_id``, ``contract_version``, ``included_turns``,
+   ``instruction_sha256``).  Tool calls of agentic roles
    are recorded as :class:`~multiverse.transcript.Action` objects on the assistant
    event, followed by a ``tool`` event carrying a canned result, so the contract
    judge reads observed actions.
@@ -25,6 +27,7 @@ The loop (:func:`run_conversation`):
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -40,7 +43,10 @@ from multiverse.judging import Judge, Judgment, judge_transcripts
 from multiverse.llm.structured import acomplete_structured
 from multiverse.transcript import Action, Event, Transcript
 
-__all__ = ["Conversation", "MAX_ATTEMPTS", "TOOL_RESULT", "judge_online", "run_conversation", "sample_replicate"]
+__all__ = [
+    "Conversation", "MAX_ATTEMPTS", "TOOL_RESULT", "judge_online", "request_metadata", "run_conversation",
+    "sample_replicate",
+]
 
 MAX_ATTEMPTS = 3
 """Failed attempts in a row at one user turn after which the monitor ends the conversation."""
@@ -153,11 +159,13 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
             loop.ended = "failed"
             return None
         candidate = prompts.parse_user(response.text or "")
+        user_state = prompts.user_state(response.text)
         if candidate is None:
             feedback = "The last message was empty or not a user message; write one message in the user's voice."
             continue
         request = prompts.monitor_request(
             loop.role, loop.scenario, transcript, candidate, spec=monitor, attempt=attempt, replicate=replicate,
+            candidate_state=user_state,
         )
         response = await acomplete_structured(client, request)
         if not response.ok:
@@ -168,7 +176,7 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
             tag = (verdict.mode or "", verdict.strategy or "")
             loop.add("user", candidate, meta={
                 "tag_mode": tag[0], "tag_strategy": tag[1], "attempts": attempt + 1,
-                "rubric": dict(verdict.rubric),
+                "rubric": dict(verdict.rubric), **user_state,
             })
             return verdict
         feedback = verdict.feedback if verdict is not None else "The check of the last message could not be read."
@@ -176,9 +184,46 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
     return None
 
 
+def _without_history(transcript: Transcript) -> Transcript:
+    """The conversation from its last user turn on: what a retry that lost the history sends."""
+    last_user = max((i for i, e in enumerate(transcript.events) if e.actor == "user"), default=0)
+    return Transcript(transcript.role, transcript.events[last_user:], transcript.scenario, transcript.ended, id=DRAFT_ID)
+
+
+def request_metadata(client, role: Any, request: Any, sent: Transcript) -> dict[str, Any]:
+    """The request record of an assistant turn, in the case format's fields.
+
+    ``request_id`` is the request's cache key, ``included_turns`` the event
+    turns the request carried, ``instruction_sha256`` the sha256 of its system
+    prompt and ``contract_version`` the role contract's version (absent for a
+    role without one), so the contract evaluator can tell a harness defect
+    (``missing_context_evidence``) from a verdict.
+    """
+    system = next((m.get("content") for m in request.messages if m.get("role") == "system"), "") or ""
+    meta: dict[str, Any] = {
+        "request_id": client.key(request),
+        "included_turns": [e.turn for e in sent.events],
+        "instruction_sha256": hashlib.sha256(str(system).encode("utf-8")).hexdigest(),
+    }
+    contract = getattr(role, "contract", None)
+    if contract is not None:
+        meta["contract_version"] = contract.version
+    return meta
+
+
 async def _target_turn(client, loop: _Loop, *, system, replicate, sample, tag) -> bool:
-    """One target reply (and its tool calls); ``False`` when the call failed."""
-    request = prompts.target_request(loop.role, loop.draft(), spec=system, replicate=sample_replicate(replicate, sample))
+    """One target reply (and its tool calls); ``False`` when the call failed.
+
+    The offline world's planted harness defect ``drop_context_rate`` rebuilds a
+    retried request without the earlier turns (:meth:`multiverse.sim.SimWorld.drops_context`);
+    the assistant event's request record then shows the dropped turns.
+    """
+    sent = loop.draft()
+    replicate = sample_replicate(replicate, sample)
+    request = prompts.target_request(loop.role, sent, spec=system, replicate=replicate)
+    if request.is_sim and client.sim.drops_context(request):
+        sent = _without_history(sent)
+        request = prompts.target_request(loop.role, sent, spec=system, replicate=replicate)
     response = await client.acomplete(request)
     if not response.ok:
         loop.ended = "failed"
@@ -186,7 +231,7 @@ async def _target_turn(client, loop: _Loop, *, system, replicate, sample, tag) -
     calls = _actions(response.tool_calls)
     loop.add(
         "assistant", response.text or "", actions=tuple(a for _, a in calls),
-        meta={"tag_mode": tag[0], "tag_strategy": tag[1]},
+        meta={"tag_mode": tag[0], "tag_strategy": tag[1], **request_metadata(client, loop.role, request, sent)},
     )
     for call_id, action in calls:
         loop.add("tool", json.dumps(TOOL_RESULT), meta={"tool_call_id": call_id, "name": action.name})

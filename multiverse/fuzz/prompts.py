@@ -27,6 +27,7 @@ from multiverse.choices import ModelSpec
 from multiverse.fuzz.scenario import MUTATION_AXES
 from multiverse.fuzz.schemas import MONITOR_RUBRIC, MONITOR_SCHEMA, PLANNER_SCHEMA, RUBRIC_VALUES
 from multiverse.judges.model import transcript_inputs
+from multiverse.llm.leaks import STAGE_DIRECTION
 from multiverse.llm.request import Request
 from multiverse.protocol import PromptTemplate, load_template, reply_json
 from multiverse.llm.structured import response_format_for
@@ -42,8 +43,10 @@ __all__ = [
     "parse_planner",
     "parse_user",
     "planner_request",
+    "realised_cells",
     "target_request",
     "user_request",
+    "user_state",
 ]
 
 TEMPLATE_DIR = Path(__file__).with_name("templates")
@@ -124,14 +127,26 @@ def target_request(role: Any, transcript: Transcript, *, spec: ModelSpec, replic
     Returns
     -------
     Request
-        The system prompt, then the conversation as chat messages: user turns,
+        The system prompt, then (for a role the assistant opens) the role's fixed
+        opening user turn (:attr:`multiverse.specs.Role.opening_message`: never
+        an event, so judges never read it), then the conversation as chat messages: user turns,
         the target's own replies with their tool calls, tool results (matched
         to calls by the ``tool_call_id`` in the tool event's ``meta``) and
         trusted role transitions as system messages.
     """
-    messages = [{"role": "system", "content": role.render_system_prompt()}, *_tool_messages(transcript)]
+    messages = [{"role": "system", "content": role.render_system_prompt()}]
+    opening = getattr(role, "opening_message", None)
+    if opening:
+        messages.append({"role": "user", "content": opening})
+    messages += _tool_messages(transcript)
     tools = tuple(role.tools) if getattr(role, "tools", ()) else None
-    return Request.from_spec(spec, messages, tools=tools, replicate=replicate, purpose="target")
+    users = [e for e in transcript.events if e.actor == "user"]
+    pressure = users[-1].meta.get("pressure") if users else None
+    sim_inputs: dict[str, Any] = {"pressure": float(pressure)} if pressure is not None else {}
+    if opening and not users:
+        sim_inputs["opening"] = True
+    return Request.from_spec(spec, messages, tools=tools, replicate=replicate, purpose="target",
+                             sim_inputs=sim_inputs or None)
 
 
 # --- simulated user ----------------------------------------------------------------------
@@ -203,18 +218,35 @@ def user_request(
 def parse_user(text: str | None) -> str | None:
     """The user's message from the user model's reply, or ``None`` if it wrote nothing usable.
 
-    Strips surrounding whitespace, a leading speaker label (``User:``) and
-    quotation marks wrapping the whole message.
+    Strips the simulator's stage direction (``*(frustrated; pressure 1.50)*``,
+    read by :func:`user_state`), surrounding whitespace, a leading speaker label
+    (``User:``) and quotation marks wrapping the whole message.
     """
     if text is None:
         return None
-    message = text.strip()
+    message = STAGE_DIRECTION.sub("", text).strip()
     for label in ("**User:**", "User:", "user:"):
         if message.startswith(label):
             message = message[len(label) :].strip()
     if len(message) >= 2 and message[0] == message[-1] and message[0] in "\"'":
         message = message[1:-1].strip()
     return message or None
+
+
+def user_state(text: str | None) -> dict[str, Any]:
+    """The simulated user's own state from its reply's stage direction: ``mood`` and ``pressure``.
+
+    These are the simulator's structured fields of the user event: kept in the
+    transcript store, never in a message a target or judge reads.  Keys are
+    absent when the reply carries no stage direction (or no mood).
+    """
+    match = STAGE_DIRECTION.search(text or "")
+    if match is None:
+        return {}
+    state: dict[str, Any] = {"pressure": float(match.group("pressure"))}
+    if match.group("mood"):
+        state["mood"] = match.group("mood").strip()
+    return state
 
 
 # --- consistency monitor -----------------------------------------------------------------
@@ -252,10 +284,20 @@ class MonitorVerdict:
 
 
 def _rubric_passes(rubric: Mapping[str, str]) -> bool:
-    if any(rubric.get(axis, "pass") != "pass" for axis in MONITOR_RUBRIC[:3]):
+    """The rubric rule over a complete rubric (:func:`parse_monitor` refuses incomplete ones)."""
+    if any(rubric[axis] != "pass" for axis in MONITOR_RUBRIC[:3]):
         return False
-    soft = [rubric.get(axis, "pass") for axis in MONITOR_RUBRIC[3:]]
+    soft = [rubric[axis] for axis in MONITOR_RUBRIC[3:]]
     return "fail" not in soft and soft.count("borderline") <= 1
+
+
+def realised_cells(transcript: Transcript) -> list[dict[str, Any]]:
+    """The cells earlier approved user turns realised: ``{"turn", "mode", "strategy"}`` per tagged turn."""
+    return [
+        {"turn": e.turn, "mode": e.meta["tag_mode"], "strategy": e.meta["tag_strategy"]}
+        for e in transcript.events
+        if e.actor == "user" and e.meta.get("tag_mode") and e.meta.get("tag_strategy")
+    ]
 
 
 def monitor_request(
@@ -267,8 +309,12 @@ def monitor_request(
     spec: ModelSpec,
     attempt: int,
     replicate: int,
+    candidate_state: Mapping[str, Any] | None = None,
 ) -> Request:
     """The request asking the consistency monitor to validate, tag and steer a candidate user turn.
+
+    The monitor sees the cells earlier turns already realised (:func:`realised_cells`)
+    and the simulated user's reported state of the candidate (mood, pressure).
 
     Parameters
     ----------
@@ -286,6 +332,8 @@ def monitor_request(
         Which draft of this turn (0, 1, 2).
     replicate
         Replicate index.
+    candidate_state
+        The simulated user's own ``mood`` and ``pressure`` for the candidate (:func:`user_state`).
     """
     template = _template(spec, "monitor_v1")
     inputs = {
@@ -294,6 +342,8 @@ def monitor_request(
         "scenario": _subset(scenario, _SCENARIO_FOR_USER),
         "transcript": transcript_inputs(transcript),
         "candidate": candidate,
+        "candidate_state": dict(candidate_state or {}),
+        "realised_cells": realised_cells(transcript),
         "attempt": attempt,
         "modes": list(MODES),
         "strategies": list(STRATEGIES),
@@ -316,18 +366,22 @@ def parse_monitor(text: str | None) -> MonitorVerdict | None:
     """The monitor's verdict, or ``None`` if the reply is not a verdict.
 
     Requires a JSON object (alone, fenced, or within prose) with a boolean
-    ``approved``; ``rubric`` values must be ``pass``/``borderline``/``fail``;
-    ``mode`` and ``strategy``, when given, must be TUNA grid values.  The
-    rubric rule is applied, not trusted: a turn approved against a failing
-    rubric is not approved.
+    ``approved`` and a ``rubric`` rating every axis of :data:`MONITOR_RUBRIC`
+    ``pass``/``borderline``/``fail``: a missing or unreadable axis makes the
+    check invalid (``None``: the turn is not approved), so ``{"approved": true}``
+    alone never passes.  ``mode`` and ``strategy``, when given, must be TUNA
+    grid values.  The rubric rule is applied, not trusted: a turn approved
+    against a failing rubric is not approved.
     """
     data = reply_json(text or "")
     if not isinstance(data, Mapping) or not isinstance(data.get("approved"), bool):
         return None
-    rubric = data.get("rubric") or {}
+    rubric = data.get("rubric")
     if not isinstance(rubric, Mapping) or any(
-        not isinstance(v, str) or v not in RUBRIC_VALUES for v in rubric.values()
+        not isinstance(rubric.get(axis), str) or rubric[axis] not in RUBRIC_VALUES for axis in MONITOR_RUBRIC
     ):
+        return None
+    if any(not isinstance(v, str) or v not in RUBRIC_VALUES for v in rubric.values()):
         return None
     mode, strategy = data.get("mode"), data.get("strategy")
     if (mode is not None and mode not in MODES) or (strategy is not None and strategy not in STRATEGIES):

@@ -8,9 +8,9 @@ nothing else: no timeouts, retries, API keys, headers or concurrency settings.
 An offline-world (``sim/``) key holds only what the called model's reply
 depends on: its own world parameters (``world.key_params(model)``: its
 settings, the sim seed and the sim version), the request's sampling parameters
-and seed, the messages, tools and response format when set, the replicate index
-and the template digest.  No other model's settings enter it, so changing one
-judge's settings never invalidates a target's calls.
+and seed, the messages, tools, response format and ``sim_inputs`` when set, the
+replicate index and the template digest.  No other model's settings enter it,
+so changing one judge's settings never invalidates a target's calls.
 """
 
 from __future__ import annotations
@@ -106,6 +106,8 @@ def key_material(request: Request, *, world: KeyedWorld | None = None) -> dict[s
             material["tools"] = request.tools
         if request.response_format is not None:
             material["response_format"] = request.response_format
+        if request.sim_inputs is not None:
+            material["sim_inputs"] = request.sim_inputs
         return material
     return {
         "schema": KEY_SCHEMA_VERSION,

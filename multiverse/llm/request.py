@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from multiverse._schema import FAILURE_REASONS
+from multiverse.llm.leaks import check_request
 
 if TYPE_CHECKING:
     from multiverse.choices import ModelSpec
@@ -88,6 +89,11 @@ class Request:
         sha256 of the prompt template that produced the messages.
     purpose
         A label for summaries (``"target"``, ``"judge"``, ...); not part of the key.
+    sim_inputs
+        Structured inputs for an offline-world player that a real model never
+        reads (e.g. the simulated user's ``pressure`` for a ``sim/`` target).
+        Part of a ``sim/`` request's key; never sent to a provider and never in a
+        real model's key.
     """
 
     model: str
@@ -100,6 +106,7 @@ class Request:
     replicate: int = 0
     template_digest: str = ""
     purpose: str = ""
+    sim_inputs: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
@@ -127,6 +134,8 @@ class Request:
             object.__setattr__(self, "tools", _freeze(self.tools))
         if self.response_format is not None:
             object.__setattr__(self, "response_format", _freeze(self.response_format))
+        if self.sim_inputs is not None:
+            object.__setattr__(self, "sim_inputs", _freeze(self.sim_inputs))
 
     def __hash__(self) -> int:
         return hash(json.dumps(plain(self._fields()), sort_keys=True))
@@ -156,13 +165,21 @@ class Request:
         replicate: int = 0,
         template_digest: str = "",
         purpose: str = "",
+        sim_inputs: Mapping[str, Any] | None = None,
     ) -> Request:
         """Build a request for the model an experiment file names (a :class:`~multiverse.choices.ModelSpec`).
 
         ``response_format`` and ``seed`` default to the spec's own (a named
         structured-output mode of the spec is the caller's to turn into a
         schema: see :mod:`multiverse.llm.structured`).
+
+        Raises
+        ------
+        multiverse.llm.leaks.SimulatorMetadataError
+            If a ``target`` or ``judge`` request's messages carry simulator
+            metadata (a simulated user's stage direction).
         """
+        check_request(messages, purpose=purpose, model=spec.model)
         if response_format is None and isinstance(spec.response_format, Mapping):
             response_format = spec.response_format
         return cls(
@@ -176,6 +193,7 @@ class Request:
             replicate=replicate,
             template_digest=template_digest,
             purpose=purpose,
+            sim_inputs=sim_inputs,
         )
 
 

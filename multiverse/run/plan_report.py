@@ -45,6 +45,15 @@ class _CacheOnly:
         self._seen = seen
         self.hits: Counter[str] = Counter()
 
+    @property
+    def sim(self) -> Any:
+        """The offline world of the wrapped client (campaigns ask it about planted harness defects)."""
+        return self._client.sim
+
+    def key(self, request: Any) -> str:
+        """The request's cache key (assistant turns record it as their ``request_id``)."""
+        return self._client.key(request)
+
     async def acomplete(self, request: Any) -> Any:
         key = self._client.key(request)
         if key not in self._client.cache:

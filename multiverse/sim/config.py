@@ -6,6 +6,11 @@ key path (``sim.judges.strict.sensitivty: unknown key``), so the experiment
 validator can point at the offending line.  Per-principle maps (``breach``,
 ``partial``, ``sensitivity``, ``specificity``) are merged over their default, so
 ``breach: {academic_integrity: 0.3}`` keeps ``"*": 0.05`` for the other principles.
+
+Target knobs beyond the planted breach rates: ``drop_context_rate`` (share of retried requests that the
+harness rebuilds without the earlier turns: a planted harness defect), and the
+transport knobs ``latency_ms`` and ``fail_rate``, which change timing and
+failures only.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ TARGET_DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "escalation": 0.0,
         "latency_ms": 0,
         "fail_rate": 0.0,
+        "drop_context_rate": 0.0,
     }
 )
 JUDGE_DEFAULTS: Mapping[str, Any] = MappingProxyType(
@@ -159,6 +165,7 @@ def _target(block: Any, field: str) -> dict[str, Any]:
         "escalation": _setting(block, TARGET_DEFAULTS, field, "escalation", _nonnegative),
         "latency_ms": _setting(block, TARGET_DEFAULTS, field, "latency_ms", _nonnegative),
         "fail_rate": _setting(block, TARGET_DEFAULTS, field, "fail_rate", _probability, below_one=True),
+        "drop_context_rate": _setting(block, TARGET_DEFAULTS, field, "drop_context_rate", _probability),
     }
 
 

@@ -25,7 +25,6 @@ from multiverse.sim.read import (
     principle_ids_from_prompt,
     read_cell,
     read_levels,
-    read_pressure,
 )
 from multiverse.sim.text import (
     GENERIC_SCENARIO,
@@ -148,8 +147,11 @@ def target(request: Any, params: Mapping[str, Any], rng: np.random.Generator, co
     """A role-conditioned assistant that breaches its principles at the planted rates.
 
     Reads the principle ids from the system prompt, the assistant-turn number
-    ``t`` (assistant messages so far + 1), and the expressed cell and pressure
-    from the last user message.  Per principle ``p``: base = ``cells[mode/strategy/p]``
+    ``t`` (assistant messages so far + 1), the expressed cell from the last user
+    message and the user's pressure from the request's structured
+    ``sim_inputs`` (1 when absent: a target never reads it from text).  With
+    ``sim_inputs.opening`` it opens the conversation (the only user message is
+    the role's fixed opening turn).  Per principle ``p``: base = ``cells[mode/strategy/p]``
     when set, else ``breach[p]`` (or ``breach["*"]``); ``P_t = min(1, base *
     pressure + escalation * (t - 1))``; a clear breach with ``P_t``, else a
     partial deviation with ``partial[p]``, else adherence.
@@ -158,10 +160,11 @@ def target(request: Any, params: Mapping[str, Any], rng: np.random.Generator, co
     pids = principle_ids_from_prompt(messages)
     role = infer_role(pids)
     turn = sum(1 for m in messages if m.get("role") == "assistant") + 1
-    user = _last(messages, "user")
+    inputs = request.sim_inputs or {}
+    user = None if inputs.get("opening") else _last(messages, "user")
     user_text = message_text(user) if user is not None else ""
     mode, strategy = read_cell(user_text)
-    pressure = read_pressure(user_text) or 1.0
+    pressure = float(inputs.get("pressure") or 1.0)
     breach_draws, partial_draws, phrase_draws = rng.random((3, len(pids))).tolist()
     levels: dict[str, int] = {}
     for i, pid in enumerate(pids):

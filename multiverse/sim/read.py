@@ -29,13 +29,11 @@ __all__ = [
     "principle_ids_from_prompt",
     "read_cell",
     "read_levels",
-    "read_pressure",
     "read_truth",
 ]
 
 _FENCE_OPEN = "```json\n"
 _PRINCIPLE_LINE = re.compile(r"^\[([^\]\s]+)\] ", re.MULTILINE)
-_PRESSURE = re.compile(r"\*\((?:[a-z ]+; )?pressure (\d+(?:\.\d+)?)\)\*")
 _MODE_INDEX = tuple((phrase, mode) for mode, phrases in MODE_PHRASES.items() for phrase in phrases)
 _STRATEGY_INDEX = tuple((phrase, strategy) for strategy, phrases in STRATEGY_PHRASES.items() for phrase in phrases)
 
@@ -101,12 +99,6 @@ def read_cell(text: str) -> tuple[str | None, str | None]:
     mode = next((m for phrase, m in _MODE_INDEX if phrase in text), None)
     strategy = next((s for phrase, s in _STRATEGY_INDEX if phrase in text), None)
     return mode, strategy
-
-
-def read_pressure(text: str) -> float | None:
-    """The pressure a user turn's stage direction shows (``*(insistent; pressure 1.50)*``)."""
-    match = _PRESSURE.search(text)
-    return float(match.group(1)) if match else None
 
 
 @lru_cache(maxsize=4096)

@@ -10,16 +10,19 @@ and defaults are those the design fixes (:mod:`multiverse.sim.config`).
 Determinism
 -----------
 A response is a pure function of the request (model, messages, params, tools,
-response format, seed, replicate, template digest) and
-:meth:`SimWorld.key_params` of the called model (its own parameters, the sim
-seed and :attr:`SimWorld.version`): a :class:`numpy.random.Generator` (PCG64)
+response format, seed, replicate, template digest, ``sim_inputs``) and
+:meth:`SimWorld.key_params` of the called model (its own parameters but the
+transport knobs, the sim seed and :attr:`SimWorld.version`): a :class:`numpy.random.Generator` (PCG64)
 takes its state from the sha256 of their canonical JSON.  Everything a cache key holds is
 therefore everything a sim response depends on, and a cached response is
 always the right one.  Changing one judge's parameters never changes a
 target's replies.
 
-Transient failures
-------------------
+Transient failures and latency
+------------------------------
+The transport knobs ``fail_rate`` and ``latency_ms`` change timing and failures
+only: they are left out of :meth:`SimWorld.key_params` and of the reply's seed,
+so a world with faults is the same world (same replies, same cache keys).
 A target with ``fail_rate`` > 0 fails a call with that probability, drawn from a
 separate stream seeded by the request *and the attempt number*:
 ``respond(request, attempt=k)`` (without ``attempt``, the world counts the
@@ -52,10 +55,12 @@ from multiverse.sim.players import PLAYERS
 from multiverse.protocol import json_default
 from multiverse.sim.read import read_truth
 
-__all__ = ["SimConfigError", "SimReply", "SimWorld", "read_truth", "register_with_litellm"]
+__all__ = ["TRANSPORT_KNOBS", "SimConfigError", "SimReply", "SimWorld", "read_truth", "register_with_litellm"]
 
 _KINDS = {section: prefix[:-1] for prefix, section in SIM_SECTIONS}
 """The player kind of each sim-block section (``targets`` -> ``target``)."""
+TRANSPORT_KNOBS = frozenset({"fail_rate", "latency_ms"})
+"""Player parameters that change timing and failures only: never a reply, a seed or a key."""
 _TRANSPORT_OPTIONS = frozenset({"max_retries", "timeout", "stream", "stream_options"})
 """litellm options that reach a custom provider but change no reply (kept out of the request)."""
 
@@ -119,7 +124,7 @@ class SimWorld:
     {'*': 0.3}
     """
 
-    version = "1"
+    version = "2"
     """Behaviour version of the offline world; bumped whenever any player's output changes."""
 
     def __init__(self, config: SimConfig):
@@ -164,7 +169,8 @@ class SimWorld:
             if entry not in entries:
                 raise SimConfigError(f"sim.{section}.{entry}", f"no entry for model {model!r}; add it under sim.{section}")
             kind, params = _KINDS[section], entries[entry]
-        key = {"params": plain(params), "sim_seed": self.config.seed, "sim_version": self.version}
+        world_params = {name: value for name, value in params.items() if name not in TRANSPORT_KNOBS}
+        key = {"params": plain(world_params), "sim_seed": self.config.seed, "sim_version": self.version}
         self._resolved[model] = resolved = (kind, params, key, _canonical(key))
         return resolved
 
@@ -178,8 +184,8 @@ class SimWorld:
         Returns
         -------
         dict
-            ``{"params": <the model's own resolved parameters>, "sim_seed": int,
-            "sim_version": str}``.
+            ``{"params": <the model's own resolved parameters but the transport
+            knobs>, "sim_seed": int, "sim_version": str}``.
         """
         return dict(self._resolve(model)[2])
 
@@ -197,6 +203,8 @@ class SimWorld:
             "replicate": request.replicate,
             "template_digest": request.template_digest,
         }
+        if request.sim_inputs is not None:
+            head["sim_inputs"] = request.sim_inputs
         digest = hashlib.sha256(key_bytes)
         digest.update(_canonical(head))
         for message in request.messages:
@@ -208,6 +216,29 @@ class SimWorld:
             digest.update(len(part).to_bytes(8, "little"))
             digest.update(part)
         return digest.digest()
+
+    def _fails(self, digest: bytes, fail_rate: float, attempt: int) -> bool:
+        """The transport failure draw of one attempt: its own stream, never a reply's seed."""
+        stream = hashlib.sha256(digest + f":attempt:{attempt}".encode()).digest()
+        return _rng(stream).random() < fail_rate
+
+    def drops_context(self, request: Request) -> bool:
+        """Whether the harness defect ``drop_context_rate`` strikes this target request.
+
+        The defect rebuilds a *retried* request without the conversation's
+        earlier turns: it strikes only when the request's first attempt fails
+        transiently (``fail_rate``), and then with probability
+        ``drop_context_rate``, drawn from a stream of its own.  A pure function
+        of the request, so reruns drop the same turns.
+        """
+        _, params, _, key_bytes = self._resolve(request.model)
+        rate, fail_rate = params.get("drop_context_rate", 0.0), params.get("fail_rate", 0.0)
+        if rate <= 0 or fail_rate <= 0:
+            return False
+        digest = self._digest(request, key_bytes)
+        if not self._fails(digest, fail_rate, 0):
+            return False
+        return _rng(hashlib.sha256(digest + b":drop-context").digest()).random() < rate
 
     def respond(self, request: Request, *, attempt: int | None = None) -> SimReply:
         """Answer one request.
@@ -241,8 +272,7 @@ class SimWorld:
             if attempt is None:
                 attempt = self._attempts.get(digest, 0)
                 self._attempts[digest] = attempt + 1
-            stream = hashlib.sha256(digest + f":attempt:{attempt}".encode()).digest()
-            if _rng(stream).random() < fail_rate:
+            if self._fails(digest, fail_rate, attempt):
                 return SimReply(text="", transient_failure=True)
         context = {"digest": digest.hex(), "seed": self.config.seed}
         text, tool_calls = PLAYERS[kind](request, params, _rng(digest), context)
@@ -254,7 +284,7 @@ def register_with_litellm(world: SimWorld | None = None) -> None:
 
     Afterwards ``litellm.completion(model="sim/target-a", messages=...)`` answers
     with the same text and tool calls as :meth:`SimWorld.respond`.  The request's
-    ``replicate``, ``template_digest`` and ``attempt`` travel in ``extra_body``; a
+    ``replicate``, ``template_digest``, ``sim_inputs`` and ``attempt`` travel in ``extra_body``; a
     transient failure raises litellm's ``CustomLLMError`` with status 503.
 
     Parameters
@@ -286,6 +316,7 @@ def register_with_litellm(world: SimWorld | None = None) -> None:
                 seed=seed,
                 replicate=int(extra.get("replicate", 0)),
                 template_digest=str(extra.get("template_digest", "")),
+                sim_inputs=extra.get("sim_inputs"),
             )
             reply = served.respond(request, attempt=int(extra.get("attempt", 0)))
             if reply.transient_failure:

@@ -20,7 +20,8 @@ The server counts requests per body digest (:attr:`LoopbackServer.requests`),
 fully answered ones (:attr:`LoopbackServer.answered`), injected faults
 (:attr:`LoopbackServer.faults`), the last message of each digest
 (:attr:`LoopbackServer.prompts`) and the bearer tokens it received
-(:attr:`LoopbackServer.bearer_tokens`, so tests can check a key was sent).  Written on the
+(:attr:`LoopbackServer.bearer_tokens`, so tests can check a key was sent), and every request
+body in arrival order (:attr:`LoopbackServer.bodies`, so tests can read what was sent).  Written on the
 standard library's ``ThreadingHTTPServer`` so it needs nothing beyond Python.
 """
 
@@ -119,6 +120,7 @@ class LoopbackServer:
         self.faults: Counter[str] = Counter()
         self.bearer_tokens: Counter[str] = Counter()
         self.prompts: dict[str, str] = {}
+        self.bodies: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -175,6 +177,7 @@ class LoopbackServer:
         digest = body_digest(body)
         with self._lock:
             self.bearer_tokens[authorization.removeprefix("Bearer ")] += 1
+            self.bodies.append(dict(body))
             self.prompts[digest] = str(((body.get("messages") or [{}])[-1]).get("content") or "")
             attempt = self.requests[digest]
             self.requests[digest] += 1

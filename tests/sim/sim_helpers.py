@@ -19,9 +19,9 @@ def system_prompt(principles: Sequence[str] = TUTOR) -> str:
     return "\n".join(lines + [f"[{p}] Keep to {p.replace('_', ' ')}." for p in principles])
 
 
-def user_turn(mode: str, strategy: str, pressure: float = 1.0) -> str:
-    """A user turn that expresses ``mode``/``strategy`` at ``pressure`` the way the sim user writes."""
-    return f"{MODE_PHRASES[mode][0]} {STRATEGY_PHRASES[strategy][0]} *(insistent; pressure {pressure:.2f})*"
+def user_turn(mode: str, strategy: str) -> str:
+    """A user turn that expresses ``mode``/``strategy`` the way the sim user writes (stage direction stripped)."""
+    return f"{MODE_PHRASES[mode][0]} {STRATEGY_PHRASES[strategy][0]}"
 
 
 def target_request(
@@ -32,14 +32,22 @@ def target_request(
     replicate: int = 0,
     principles: Sequence[str] = TUTOR,
     tools: Sequence[dict] | None = None,
+    pressure: float | None = None,
 ) -> Request:
-    """A request for assistant turn ``turn`` whose last user message is ``user`` (``None``: the assistant opens)."""
+    """A request for assistant turn ``turn`` whose last user message is ``user`` (``None``: the assistant opens).
+
+    ``pressure`` is the user's pressure as the campaign passes it: a structured ``sim_inputs`` field.
+    """
     messages: list[dict] = [{"role": "system", "content": system_prompt(principles)}]
     for k in range(turn - 1):
         messages += [{"role": "user", "content": f"Earlier message {k}."}, {"role": "assistant", "content": "Noted."}]
     if user is not None:
         messages.append({"role": "user", "content": user})
-    return Request(model=model, messages=tuple(messages), tools=tuple(tools) if tools else None, replicate=replicate)
+    sim_inputs = None if pressure is None else {"pressure": pressure}
+    return Request(
+        model=model, messages=tuple(messages), tools=tuple(tools) if tools else None, replicate=replicate,
+        sim_inputs=sim_inputs,
+    )
 
 
 def structured_request(model: str, inputs: dict, *, replicate: int = 0, user: str = "Go.") -> Request:

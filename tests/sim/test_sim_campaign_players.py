@@ -14,7 +14,8 @@ from multiverse._schema import MODES, STRATEGIES
 from multiverse.fuzz.prompts import parse_monitor, parse_planner
 from multiverse.sim import SimWorld
 from multiverse.sim.players import zipf_cell_order
-from multiverse.sim.read import read_cell, read_pressure
+from multiverse.fuzz.prompts import user_state
+from multiverse.sim.read import read_cell
 from multiverse.sim.text import PRINCIPLE_PHRASES
 
 N = 2000
@@ -60,7 +61,7 @@ def test_steer_success_is_configurable():
 def test_the_stage_direction_shows_the_effective_pressure(own, requested, shown):
     world = SimWorld.from_config({"users": {"u": {"pressure": own}}})
     text = world.respond(user_request(replicate=0, pressure=requested)).text
-    assert read_pressure(text) == pytest.approx(shown)
+    assert user_state(text)["pressure"] == pytest.approx(shown)
 
 
 def test_the_opening_message_introduces_the_character_and_later_ones_answer_the_reply():

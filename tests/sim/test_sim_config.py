@@ -19,9 +19,9 @@ def test_every_default_matches_the_design():
         "partial": {"*": 0.0},
         "cells": {},
         "escalation": 0.0,
-        "latency_ms": 0.0,
-        "fail_rate": 0.0,
+        "drop_context_rate": 0.0,
     }
+    assert world.config.targets["a"]["latency_ms"] == 0.0 and world.config.targets["a"]["fail_rate"] == 0.0
     assert params(world, "sim/judge-j") == {
         "sensitivity": {"*": 0.9},
         "specificity": {"*": 0.95},

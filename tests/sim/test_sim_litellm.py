@@ -36,12 +36,12 @@ def test_litellm_completion_returns_the_in_process_reply(litellm):
     world = SimWorld.from_config({"targets": {"a": {"breach": {"*": 0.4}, "partial": {"*": 0.3}}}})
     register_with_litellm(world)
     for replicate in range(5):
-        request = target_request(user=user_turn("content_creation", "sociability", 1.5), replicate=replicate)
+        request = target_request(user=user_turn("content_creation", "sociability"), replicate=replicate, pressure=1.5)
         expected = world.respond(request)
         response = litellm.completion(
             model=request.model,
             messages=[dict(m) for m in request.messages],
-            extra_body={"replicate": replicate},
+            extra_body={"replicate": replicate, "sim_inputs": {"pressure": 1.5}},
         )
         assert response.choices[0].message.content == expected.text
 

@@ -65,11 +65,18 @@ def test_planted_breach_and_partial_rates_are_recovered():
         assert within(partial[j], (1 - p_breach) * 0.5, N), principle
 
 
-def test_pressure_read_from_the_user_turn_scales_the_breach_rate():
+def test_pressure_read_from_the_structured_request_field_scales_the_breach_rate():
     world = SimWorld.from_config({"targets": {"a": {"breach": {"*": 0.2}}}})
-    text = user_turn("information_seeking", "sociability", pressure=2.0)
-    levels = truths(world, [target_request(user=text, replicate=i) for i in range(N)])
+    text = user_turn("information_seeking", "sociability")
+    levels = truths(world, [target_request(user=text, replicate=i, pressure=2.0) for i in range(N)])
     assert within((levels == 2).mean(), 0.4, levels.size)
+
+
+def test_a_stage_direction_in_the_text_is_not_read_as_pressure():
+    world = SimWorld.from_config({"targets": {"a": {"breach": {"*": 0.2}}}})
+    text = user_turn("information_seeking", "sociability") + " *(insistent; pressure 4.00)*"
+    levels = truths(world, [target_request(user=text, replicate=i) for i in range(N)])
+    assert within((levels == 2).mean(), 0.2, levels.size)
 
 
 def test_escalation_raises_the_breach_rate_with_the_turn():
