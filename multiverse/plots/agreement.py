@@ -6,7 +6,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.axes import Axes
 
-from multiverse.plots._style import axes, style
+from multiverse.plots._style import axes, readable, style
 
 __all__ = ["plot_agreement"]
 
@@ -42,7 +42,7 @@ def plot_agreement(result: xr.DataArray | xr.Dataset, *, ax: Axes | None = None,
     with style():
         ax = axes(ax, figsize=(1.2 + 0.9 * values.shape[1], 0.9 + 0.7 * values.shape[0]))
         image = ax.imshow(values, cmap="RdBu", vmin=low, vmax=1.0)
-        ax.figure.colorbar(image, ax=ax, shrink=0.8, label=metric)
+        ax.figure.colorbar(image, ax=ax, shrink=0.8, label=readable(metric))
         ax.set_xticks(range(values.shape[1]), [str(v) for v in matrix[cols].values], rotation=30, ha="right")
         ax.set_yticks(range(values.shape[0]), [str(v) for v in matrix[rows].values])
         ax.grid(False)
@@ -56,5 +56,5 @@ def plot_agreement(result: xr.DataArray | xr.Dataset, *, ax: Axes | None = None,
                     dark = np.isfinite(values[i, j]) and abs(values[i, j]) > 0.6
                     ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white" if dark else "black")
         standard = result.attrs.get("standard", "")
-        ax.set_title(f"{metric} between {rows}s ({standard})")
+        ax.set_title(f"{readable(metric)} between {rows}s ({readable(standard)})")
     return ax

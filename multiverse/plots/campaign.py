@@ -92,7 +92,7 @@ def plot_coverage_curves(
         ax.set_ylim(0, 1.02)
         ax.set_xlabel("round")
         ax.set_ylabel("grid coverage")
-        ax.legend(frameon=False, fontsize=8)
+        ax.legend(frameon=False, fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
         if title:
             ax.set_title(title)
     return ax

@@ -96,7 +96,7 @@ def check_sim_on_real(experiment: Experiment, located: Located) -> list[Problem]
                     )
                 )
     real_users = [label for label, spec in experiment.user_sims.items() if not spec.is_sim]
-    if real_users and experiment.campaign.monitor.is_sim:
+    if real_users and experiment.campaign.monitor.is_sim and experiment.rollouts is None:  # recorded: no monitor runs
         problems.append(
             located.problem(
                 "campaign.monitor",

@@ -115,7 +115,9 @@ def oracle_view(transcript: Transcript, contract: Mapping[str, Any] | None) -> d
     """
     if contract is None:
         return None
-    result = evaluate_case(transcript.to_case(contract))
+    case = transcript.to_case(contract)
+    case["session_start"] = True  # a stored transcript is the whole conversation, whatever its first turn number
+    result = evaluate_case(case)
     to_assistant = _assistant_turn_of(transcript.events)
 
     def located(violation: Mapping[str, Any]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ def _experiment(good: str, rejecting: str, failing: str) -> dict:
             "failing": {"model": "openai/failing", "api_base": failing},
         },
         items=1,
+        allow_sim_on_real=True,  # the sim judge and monitor stand in for real ones; only the secrets matter here
     )
 
 

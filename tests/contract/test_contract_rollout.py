@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tomllib
 import xml.etree.ElementTree as ET
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -50,8 +51,10 @@ def _run_pytest(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess
     shutil.copytree(EXAMPLES, cases)
     out = tmp_path / "out.xml"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    installed = any(e.value == "multiverse.pytest_plugin" for e in entry_points(group="pytest11"))
+    plugin = [] if installed else ["-p", "multiverse.pytest_plugin"]  # loading it twice is an error
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "multiverse.pytest_plugin", "-p", "no:cacheprovider", "-q",
+        [sys.executable, "-m", "pytest", *plugin, "-p", "no:cacheprovider", "-q",
          "-c", os.devnull, "--rootdir", str(tmp_path), str(cases), f"--junit-xml={out}", *args],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
     )

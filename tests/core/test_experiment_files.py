@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import multiverse
 from multiverse._yaml import SpecError
 from multiverse.experiment import load_experiment, parse_experiment, validate_file
 from multiverse.run import validate_experiment
@@ -95,13 +96,13 @@ def test_problem_is_located_and_named(write_experiment, tiny_experiment, top, di
     data = tiny_experiment(**top)
     data["dims"].update(dims)
     path = write_experiment(data)
-    problems = validate_file(path)
+    problems = validate_experiment(path)  # every layer's checks, as `multiverse validate` runs them
     assert any(p.field == field and message in p.message for p in problems), problems
     problem = next(p for p in problems if p.field == field)
     assert problem.line is not None and problem.line >= 1
     assert str(problem).startswith(f"{path}:{problem.line}: {field}: ")
     with pytest.raises(SpecError):
-        load_experiment(path)
+        multiverse.load_experiment(path)
 
 
 @pytest.mark.parametrize("missing", ["name", "roles", "systems", "dims"])

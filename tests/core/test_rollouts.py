@@ -54,6 +54,9 @@ def _write(folder: Path, conversations, judges=None, **top) -> Path:
         "dims": {"judge": judges or {"strict": "sim/judge-strict", "contract": {"deterministic": "contract"}}},
         "specs": str(SPECS),
         "sim": {"judges": {"strict": {}}},
+        # A sim judge reads only the offline world's phrases: on these recorded (real) replies it
+        # is a stand-in for a model judge, which the file must say.
+        "allow_sim_on_real": True,
         **top,
     }
     path = folder / "experiment.yaml"

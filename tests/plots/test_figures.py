@@ -17,8 +17,10 @@ def test_spec_curve_marks_the_preferred_spec_and_labels_every_option(cube):
     curve = A.spec_curve(cube, contrast=("b", "a"), n_boot=50, preferred={"judge": "soft"})
     top, dash = P.plot_spec_curve(curve)
     labels = [t.get_text() for t in dash.get_yticklabels()]
-    assert "judge = blind" in labels and "rule = any_turn" in labels
+    assert "judge: blind" in labels and "rule: any turn" in labels
     assert len(labels) == 2 + 3 + 3 + 4
+    legend = [t.get_text() for t in top.get_legend().get_texts()]
+    assert "not significant" in legend and any(text.startswith("significant") for text in legend)
     assert any(line.get_linestyle() == ":" for line in top.get_lines())
     assert top.get_xlim()[1] >= curve.sizes["spec"] - 1
 

@@ -105,19 +105,21 @@ def test_exported_tasks_round_trip_through_the_form_into_table_one(tab, review_r
     tab.open(index)
     wait_ready(tab)
     page = tab.page
-    for task in tasks:
-        page.click(f".tasklist a[data-task='{task['task']}']")
-        _fill(page, task, severity_of=lambda t, p: 0, rating_of=lambda t, a: 4)
-    page.fill("#annotator", "alice")
-    with page.expect_download() as download:
-        page.click("#download")
-    labels = tmp_path / "labels.jsonl"
-    download.value.save_as(labels)
+    files = []
+    for annotator, level in (("alice", 0), ("bob", 1)):
+        for task in tasks:
+            page.click(f".tasklist a[data-task='{task['task']}']")
+            _fill(page, task, severity_of=lambda t, p, level=level: level, rating_of=lambda t, a: 4)
+        page.fill("#annotator", annotator)
+        with page.expect_download() as download:
+            page.click("#download")
+        files.append(tmp_path / f"labels-{annotator}.jsonl")
+        download.value.save_as(files[-1])
     imported = tmp_path / "with_humans.nc"
-    done = subprocess.run([sys.executable, "-m", "multiverse", "annotate", "import", str(labels), "--cube",
+    done = subprocess.run([sys.executable, "-m", "multiverse", "annotate", "import", *map(str, files), "--cube",
                            str(review_run / "cube.nc"), "--out", str(imported)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     from multiverse import analysis
 
-    table = analysis.calibration_table(open_cube(imported), humans=["human:alice"])
+    table = analysis.calibration_table(open_cube(imported), humans=["human:alice", "human:bob"])
     assert len(table) > 0

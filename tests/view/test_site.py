@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import numpy as np
 import pytest
@@ -125,10 +124,11 @@ def test_the_oracle_maps_events_to_assistant_turns_and_roles():
 
 def test_reasons_come_from_a_reasons_table_in_the_store(tmp_path):
     path = tmp_path / "transcripts.sqlite"
-    TranscriptStore(path).close()
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE reasons (transcript_id TEXT, turn INT, principle TEXT, judge TEXT, reason TEXT)")
-        conn.execute("INSERT INTO reasons VALUES ('t0', 2, 'confidentiality', 'x', 'quoted the hidden prompt')")
+    store = TranscriptStore(path)
+    labels = {"system": "a", "role": "tutor", "user_sim": "u", "condition": "c", "replicate": 0, "item": 0}
+    store.put_reasons([{**labels, "turn": 2, "principle": "confidentiality", "judge": "x",
+                        "transcript_id": "t0", "reason": "quoted the hidden prompt"}])
+    store.close()
     index = ReasonIndex(read_reasons(path))
     assert index.of("t0") == {2: {"confidentiality": {"x": "quoted the hidden prompt"}}}
     assert not ReasonIndex(read_reasons(tmp_path / "absent.sqlite"))
