@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -63,6 +64,11 @@ def pass_hat_k(
         added (last); coordinates ``n_items`` (items averaged over) and
         ``n_items_excluded`` (items with fewer than ``max(k)`` valid reruns).
 
+    Warns
+    -----
+    UserWarning
+        When ``max(k)`` exceeds the number of reruns (every value is then NaN).
+
     See Also
     --------
     multiverse.score.score, multiverse.analysis.noise_floor
@@ -73,6 +79,13 @@ def pass_hat_k(
     for dim in (replicate_dim, item_dim):
         if dim not in scores.dims:
             raise ValueError(f"pass_hat_k: scores have no {dim!r} dim (dims: {scores.dims})")
+    if max(ks) > scores.sizes[replicate_dim]:
+        warnings.warn(
+            f"pass_hat_k: k={max(ks)} exceeds the {scores.sizes[replicate_dim]} reruns ({replicate_dim!r}): "
+            "no item can have that many valid reruns, so every value is NaN",
+            UserWarning,
+            stacklevel=2,
+        )
     per_item = xr.apply_ufunc(
         lambda values: pass_hat_k_kernel(values == 0, ~np.isnan(values), k=ks, axis=-1),
         scores.astype(float),
