@@ -38,6 +38,7 @@ import xarray as xr
 
 from multiverse import _schema as S
 from multiverse.adapters.annotation_tasks import AXES
+from multiverse.adapters.long_table import _integer  # one reading of integer labels for both
 from multiverse.io import open_cube, save_cube
 
 __all__ = ["HUMAN_PREFIX", "SHEET_COLUMNS", "Label", "blank_sheet", "import_labels", "read_labels", "with_labels"]
@@ -81,23 +82,11 @@ def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, float) and np.isnan(value)) or (isinstance(value, str) and not value.strip())
 
 
-def _code(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
-
-
 def _label(record: Mapping[str, Any], where: str) -> Label:
     for key in ("task", "annotator", "turn"):
         if _blank(record.get(key)):
             raise ValueError(f"{where}: field {key!r} is missing or empty")
-    turn = _code(record["turn"])
+    turn = _integer(record["turn"])
     if turn is None or turn < 1:
         raise ValueError(f"{where}: field 'turn' holds {record['turn']!r}; expected a 1-based turn")
     has_principle, has_axis = not _blank(record.get("principle")), not _blank(record.get("axis"))
@@ -107,7 +96,7 @@ def _label(record: Mapping[str, Any], where: str) -> Label:
     if kind == "rating" and target not in AXES:
         raise ValueError(f"{where}: field 'axis' holds {target!r}; expected one of {', '.join(AXES)}")
     raw = record.get(kind)
-    value = None if _blank(raw) else _code(raw)
+    value = None if _blank(raw) else _integer(raw)
     scale = _SEVERITIES if kind == "severity" else _RATINGS
     valid = _blank(raw) or value in scale
     return Label(where, str(record["task"]), str(record["annotator"]).strip(), turn, kind, target,
