@@ -38,6 +38,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 browser:
 	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
 	@chromium --version
+
 # The live local-model tests: the `local` extra (llama-cpp-python compiles from source once;
 # pip's wheel cache makes later installs fast) on top of the main lock, then tests/live/.
 LOCAL_STAMP := $(VENV)/.installed-local
