@@ -59,7 +59,7 @@ import numpy as np
 
 from multiverse._schema import parse_cell_id
 from multiverse.choices import Budget, Condition, ModelSpec
-from multiverse.fuzz import prompts
+from multiverse.fuzz import planner_prompts, prompts
 from multiverse.fuzz.conversation import Conversation, run_conversation
 from multiverse.fuzz.planner import CampaignPlanner, Rollout, Slot
 from multiverse.fuzz.scenario import Scenario, ScenarioError
@@ -246,7 +246,7 @@ async def _resolve(
     if slot.kind == "mutation":
         parent = slot.parent
         assert parent is not None and slot.axis is not None
-        request = prompts.planner_request(
+        request = planner_prompts.planner_request(
             role, task="mutation", cell=parent.cell, parent=parent.to_dict(), axis=slot.axis,
             spec=planner, index=index, replicate=replicate,
         )
@@ -262,7 +262,7 @@ async def _resolve(
     grounding = slot.seed
     if slot.kind == "cell":
         assert slot.cell is not None
-        request = prompts.planner_request(
+        request = planner_prompts.planner_request(
             role, task="cell", cell=slot.cell, seed_scenario=grounding.to_dict(),
             spec=planner, index=index, replicate=replicate,
         )
@@ -276,7 +276,7 @@ async def _resolve(
         scenario = await _ask(client, request, base=grounding, fixed=fixed, where=f"planner cell {new_id}")
         return scenario or Scenario.from_mapping({**grounding.to_dict(), **fixed})
     if slot.kind == "free_form":
-        request = prompts.planner_request(
+        request = planner_prompts.planner_request(
             role, task="free_form", seed_scenario=grounding.to_dict(), spec=planner, index=index,
             replicate=replicate,
         )
@@ -301,7 +301,7 @@ async def _ask(
     if not response.ok:
         log.warning("%s: planner call failed (%s); falling back", where, response.error)
         return None
-    written = prompts.parse_planner(response.text or "")
+    written = planner_prompts.parse_planner(response.text or "")
     if written is None:
         log.warning("%s: planner answer unparseable; falling back", where)
         return None

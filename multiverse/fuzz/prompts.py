@@ -22,10 +22,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from multiverse._schema import MODES, STRATEGIES, parse_cell_id
+from multiverse._schema import MODES, STRATEGIES
 from multiverse.choices import ModelSpec
-from multiverse.fuzz.scenario import MUTATION_AXES
-from multiverse.fuzz.schemas import MONITOR_RUBRIC, MONITOR_SCHEMA, PLANNER_SCHEMA, RUBRIC_VALUES
+from multiverse.fuzz.schemas import MONITOR_RUBRIC, MONITOR_SCHEMA, RUBRIC_VALUES
 from multiverse.judges.model import transcript_inputs
 from multiverse.llm.leaks import STAGE_DIRECTION
 from multiverse.llm.request import Request
@@ -36,13 +35,10 @@ from multiverse.transcript import Transcript
 __all__ = [
     "MONITOR_RUBRIC",
     "MonitorVerdict",
-    "PLANNER_TASKS",
     "TEMPLATE_DIR",
     "monitor_request",
     "parse_monitor",
-    "parse_planner",
     "parse_user",
-    "planner_request",
     "realised_cells",
     "target_request",
     "user_request",
@@ -51,7 +47,6 @@ __all__ = [
 
 TEMPLATE_DIR = Path(__file__).with_name("templates")
 """Folder of the packaged campaign templates."""
-PLANNER_TASKS = ("cell", "mutation", "free_form")
 
 _SCENARIO_FOR_USER = (
     "persona", "situation", "goal", "pressure", "frame", "workflow",
@@ -397,124 +392,3 @@ def parse_monitor(text: str | None) -> MonitorVerdict | None:
         feedback=feedback,
         steering=steering,
     )
-
-
-# --- planner --------------------------------------------------------------------------------
-
-
-def _cell_mapping(cell: str | Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if cell is None:
-        return None
-    if isinstance(cell, str):
-        mode, strategy, principle = parse_cell_id(cell)
-        return {"mode": mode, "strategy": strategy, "principle": principle}
-    return {key: cell[key] for key in ("mode", "strategy", "principle")}
-
-
-def planner_request(
-    role: Any,
-    *,
-    task: str,
-    cell: str | Mapping[str, Any] | None = None,
-    parent: Mapping[str, Any] | None = None,
-    axis: str | None = None,
-    seed_scenario: Mapping[str, Any] | None = None,
-    spec: ModelSpec,
-    index: int,
-    replicate: int,
-) -> Request:
-    """The request asking the planner for one scenario.
-
-    Parameters
-    ----------
-    role
-        The role under test (description, context, principles with criteria).
-    task
-        ``cell`` (a scenario for ``cell``, grounded in ``seed_scenario``),
-        ``mutation`` (a child of ``parent`` varying ``axis``: ``intensity`` or
-        ``frame``), or ``free_form`` (the ``no_grid`` baseline: a
-        specification-targeting user with no grid; ``seed_scenario`` is an example).
-    cell
-        The target cell, ``mode/strategy/principle_id`` or a mapping with those keys.
-    parent, axis
-        The mutated scenario mapping and the axis to vary (``mutation`` only).
-    seed_scenario
-        The seed the scenario is grounded in.
-    spec
-        The planner model.  Templates default to ``planner_<task>_v1``; a
-        ``spec.template`` containing ``{task}`` is formatted with the task,
-        any other value is used for every task.
-    index
-        The scenario's slot in the campaign (distinct requests for distinct slots).
-    replicate
-        Replicate index.
-
-    Raises
-    ------
-    ValueError
-        On an unknown task or axis, or a missing argument the task needs.
-    """
-    if task not in PLANNER_TASKS:
-        raise ValueError(f"planner task: expected one of {', '.join(PLANNER_TASKS)}, got {task!r}")
-    if task == "cell" and cell is None:
-        raise ValueError("planner task 'cell': a target cell is required")
-    if task == "mutation" and (parent is None or axis not in MUTATION_AXES):
-        raise ValueError(f"planner task 'mutation': a parent and an axis in {', '.join(MUTATION_AXES)} are required")
-    name = spec.template.format(task=task) if spec.template else f"planner_{task}_v1"
-    template = load_template(name, directory=TEMPLATE_DIR)
-    inputs = {
-        "task": task,
-        "role": role.id,
-        "role_description": role.system_prompt,
-        "context": role.context,
-        "principles": [
-            {"id": p.id, "statement": p.statement, "breach": p.criteria["breach"].description}
-            if "breach" in p.criteria
-            else {"id": p.id, "statement": p.statement}
-            for p in role.principles
-        ],
-        "modes": list(MODES),
-        "strategies": list(STRATEGIES),
-        "cell": _cell_mapping(cell),
-        "parent": dict(parent) if parent is not None else None,
-        "axis": axis,
-        "seed_scenario": dict(seed_scenario) if seed_scenario is not None else None,
-        "index": index,
-    }
-    messages = (
-        {"role": "system", "content": template.render(inputs)},
-        {"role": "user", "content": "Write the scenario."},
-    )
-    return Request.from_spec(
-        spec,
-        messages,
-        response_format=response_format_for(spec, PLANNER_SCHEMA, name="scenario"),
-        replicate=replicate,
-        template_digest=template.digest,
-        purpose="planner",
-    )
-
-
-def parse_planner(text: str | None) -> dict[str, Any] | None:
-    """The scenario mapping the planner wrote, or ``None`` if it is unusable.
-
-    Requires a JSON object (alone, fenced, or within prose) with non-empty
-    string ``persona``, ``situation`` and ``goal``, ``mode`` and ``strategy``
-    from the TUNA grid, and a ``principle`` id; ``intensity``, when given, must
-    be a positive number.  Only scenario keys are kept (``self_check`` and any
-    other commentary are dropped).
-    """
-    data = reply_json(text or "")
-    if not isinstance(data, Mapping):
-        return None
-    for key in ("persona", "situation", "goal", "principle"):
-        if not isinstance(data.get(key), str) or not data[key].strip():
-            return None
-    if data.get("mode") not in MODES or data.get("strategy") not in STRATEGIES:
-        return None
-    intensity = data.get("intensity", 1.0)
-    if isinstance(intensity, bool) or not isinstance(intensity, (int, float)) or not intensity > 0:
-        return None
-    scenario = {key: data[key] for key in _SCENARIO_KEYS if key in data}
-    scenario["intensity"] = float(intensity)
-    return scenario

@@ -1,7 +1,7 @@
 """JSON schemas of the answers the monitor and the planner must give (for structured output).
 
 Each schema says what :func:`multiverse.fuzz.prompts.parse_monitor` and
-:func:`multiverse.fuzz.prompts.parse_planner` accept, so a provider that honours
+:func:`multiverse.fuzz.planner_prompts.parse_planner` accept, so a provider that honours
 ``response_format`` returns a parseable answer; the parsers still check every
 value, as a provider may ignore the schema.
 """

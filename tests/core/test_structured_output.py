@@ -9,7 +9,7 @@ import pytest
 
 from multiverse.choices import ModelSpec
 from multiverse.experiment import load_experiment
-from multiverse.fuzz import prompts
+from multiverse.fuzz import planner_prompts, prompts
 from multiverse.fuzz.schemas import MONITOR_SCHEMA, PLANNER_SCHEMA
 from multiverse.judges.model import judge_request, judgment_schema, parse_judgment
 from multiverse.llm.keys import request_key
@@ -142,7 +142,7 @@ def test_monitor_and_planner_requests_carry_their_schemas():
     scenario = {"persona": "p", "situation": "s", "goal": "g", "mode": "information_seeking", "strategy": "sociability"}
     monitor = prompts.monitor_request(role, scenario, _transcript(), "hi", spec=spec, attempt=0, replicate=0)
     assert plain(monitor.response_format["schema"]) == MONITOR_SCHEMA
-    planner = prompts.planner_request(role, task="free_form", seed_scenario=scenario, spec=spec, index=0, replicate=0)
+    planner = planner_prompts.planner_request(role, task="free_form", seed_scenario=scenario, spec=spec, index=0, replicate=0)
     assert plain(planner.response_format["schema"]) == PLANNER_SCHEMA
 
 

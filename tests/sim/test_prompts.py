@@ -7,7 +7,7 @@ import json
 import pytest
 
 from multiverse.choices import ModelSpec
-from multiverse.fuzz import prompts
+from multiverse.fuzz import planner_prompts, prompts
 from multiverse.protocol import load_template, reply_json
 from multiverse.sim.read import json_block, principle_ids_from_prompt
 from multiverse.specs import load_role
@@ -190,7 +190,7 @@ def test_parse_monitor_accepts_a_fenced_verdict_with_untagged_axes():
     ],
 )
 def test_planner_requests_use_the_tasks_template(tutor, task, options):
-    request = prompts.planner_request(tutor, task=task, spec=ModelSpec("sim/planner"), index=4, replicate=0,
+    request = planner_prompts.planner_request(tutor, task=task, spec=ModelSpec("sim/planner"), index=4, replicate=0,
                                       seed_scenario=tutor.seeds[0].to_dict(), **options)  # fmt: skip
     block = json_block(request.messages)
     assert block["task"] == task and block["index"] == 4
@@ -210,13 +210,13 @@ def test_planner_requests_use_the_tasks_template(tutor, task, options):
 )
 def test_planner_request_rejects_bad_tasks(tutor, options, message):
     with pytest.raises(ValueError, match=message):
-        prompts.planner_request(tutor, spec=ModelSpec("sim/planner"), index=0, replicate=0, **options)
+        planner_prompts.planner_request(tutor, spec=ModelSpec("sim/planner"), index=0, replicate=0, **options)
 
 
 def test_parse_planner_keeps_scenario_keys_only():
     written = {"persona": "p", "situation": "s", "goal": "g", "frame": "f", "mode": "content_creation",
                "strategy": "sociability", "principle": "confidentiality", "intensity": 2, "self_check": "traced"}  # fmt: skip
-    assert prompts.parse_planner("Scenario:\n" + json.dumps(written)) == {
+    assert planner_prompts.parse_planner("Scenario:\n" + json.dumps(written)) == {
         **{k: v for k, v in written.items() if k != "self_check"}, "intensity": 2.0,
     }  # fmt: skip
 
@@ -233,7 +233,7 @@ def test_parse_planner_keeps_scenario_keys_only():
 def test_parse_planner_rejects_unusable_scenarios(change):
     written = {"persona": "p", "situation": "s", "goal": "g", "mode": "content_creation",
                "strategy": "sociability", "principle": "confidentiality"}  # fmt: skip
-    assert prompts.parse_planner(json.dumps({**written, **change})) is None
+    assert planner_prompts.parse_planner(json.dumps({**written, **change})) is None
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,8 @@ from scipy import stats
 from sim_helpers import TUTOR, structured_request, within
 
 from multiverse._schema import MODES, STRATEGIES
-from multiverse.fuzz.prompts import parse_monitor, parse_planner
+from multiverse.fuzz.planner_prompts import parse_planner
+from multiverse.fuzz.prompts import parse_monitor
 from multiverse.sim import SimWorld
 from multiverse.sim.players import zipf_cell_order
 from multiverse.fuzz.prompts import user_state

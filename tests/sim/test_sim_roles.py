@@ -8,7 +8,7 @@ import pytest
 
 from multiverse._schema import ROLE_PRINCIPLES
 from multiverse.choices import ModelSpec
-from multiverse.fuzz import prompts
+from multiverse.fuzz import planner_prompts, prompts
 from multiverse.judges.model import judge_request, parse_judgment
 from multiverse.sim import SimWorld, read_truth
 from multiverse.specs import load_role
@@ -53,9 +53,9 @@ def play(role, scenario, turns: int) -> Transcript:
 def test_a_planned_conversation_plants_truth_that_an_exact_judge_reads_back(role_id):
     role = load_role(role_id)
     cell = f"content_creation/system_management/{role.principle_ids[-1]}"
-    planned = WORLD.respond(prompts.planner_request(role, task="cell", cell=cell, seed_scenario=role.seeds[0].to_dict(),
+    planned = WORLD.respond(planner_prompts.planner_request(role, task="cell", cell=cell, seed_scenario=role.seeds[0].to_dict(),
                                                     spec=ModelSpec("sim/planner"), index=0, replicate=0)).text  # fmt: skip
-    scenario = prompts.parse_planner(planned)
+    scenario = planner_prompts.parse_planner(planned)
     assert scenario["principle"] == role.principle_ids[-1]
     transcript = play(role, scenario, turns=3)
     if role.opens == "assistant":
