@@ -53,4 +53,4 @@ test-live: $(STAMP)
 	else \
 		echo "test-live: no C++ compiler or cmake: the local extra cannot be built, the live tests skip"; \
 	fi
-	MULTIVERSE_LIVE=1 MULTIVERSE_LIVE_OUT=runs/live $(BIN)/python -m pytest -p no:xdist -rs tests/live
+	MULTIVERSE_LIVE=1 MULTIVERSE_LIVE_OUT=$(CURDIR)/runs/live $(BIN)/python -m pytest -p no:xdist -rs tests/live
