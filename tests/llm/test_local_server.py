@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
+import subprocess
 import sys
+import time
 import urllib.request
 
 import pytest
@@ -83,3 +85,31 @@ def test_serve_local_exits_2_with_one_line_when_it_cannot_start(monkeypatch, cap
     assert cli(["serve-local", "--port", str(free_port())]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("multiverse serve-local:")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's prctl")
+def test_the_server_dies_with_the_process_that_started_it(tmp_path):
+    """A killed test run (CI time-out, kill -9) must not leave a server holding a core."""
+    parent = (
+        "import subprocess, sys, time\n"
+        "from multiverse.llm.local_server import _die_with_parent\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], preexec_fn=_die_with_parent)\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True)
+    child = int(process.stdout.readline())
+    process.kill()
+    process.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False
