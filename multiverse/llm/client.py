@@ -18,21 +18,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import importlib.metadata
 import logging
 import platform
 import random
-import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from os import PathLike
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
+from multiverse.llm.accounting import (
+    CHARS_PER_TOKEN,
+    Accounts,
+    CallRecord,
+    estimate_tokens,
+    note_call,
+    prompt_chars,
+    recording,
+)
+from multiverse.llm.background_loop import BackgroundLoop
 from multiverse.llm.cache import Cache, CacheEntry
-from multiverse.llm.errors import OfflineCacheMiss, RunStopped, SpendCapReached
+from multiverse.llm.errors import OfflineCacheMiss, RunStopped
 from multiverse.llm.keys import request_key
 from multiverse.llm.lease import single_flight
 from multiverse.llm.limits import Limiter, RateLimit
@@ -43,22 +50,8 @@ from multiverse.llm.retry import MODEL_WIDE_REASONS, Backoff, Failure, classify
 __all__ = ["CallRecord", "Client", "World"]
 
 log = logging.getLogger("multiverse.llm")
-T = TypeVar("T")
-_CHARS_PER_TOKEN = 4
 
 
-@dataclass(frozen=True)
-class CallRecord:
-    """One request a client answered: its cache key, model and purpose, and whether it succeeded."""
-
-    key: str
-    model: str
-    purpose: str
-    ok: bool
-
-
-_LEDGER: contextvars.ContextVar[list[CallRecord] | None] = contextvars.ContextVar("multiverse_ledger", default=None)
-"""The ledger of the innermost :meth:`Client.recording` block (shared by the tasks it starts)."""
 
 
 class World(Protocol):
@@ -83,56 +76,10 @@ class _Reply:
 
 
 @dataclass
-class _ModelStats:
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    retried: Counter = field(default_factory=Counter)
-    failures: Counter = field(default_factory=Counter)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "cache_hits": self.cache_hits,
-            "retries": self.retries,
-            "retried": dict(sorted(self.retried.items())),
-            "failures": dict(sorted(self.failures.items())),
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "cost_usd": round(self.cost_usd, 10),
-        }
-
-
-@dataclass
 class _LoopState:
     loop: asyncio.AbstractEventLoop
     semaphore: asyncio.Semaphore
     inflight: dict[str, asyncio.Future] = field(default_factory=dict)
-
-
-async def _cancel_pending_tasks() -> None:
-    """Cancel what other libraries left running on the client's loop (as ``asyncio.run`` does at exit)."""
-    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _prompt_chars(request: Request) -> int:
-    return sum(len(str(m.get("content") or "")) for m in request.messages)
-
-
-def _estimate_tokens(request: Request) -> float:
-    chars = _prompt_chars(request)
-    budget = request.params.get("max_tokens", request.params.get("max_completion_tokens", 0))
-    try:
-        budget = float(budget or 0)
-    except (TypeError, ValueError):
-        budget = 0.0
-    return chars / _CHARS_PER_TOKEN + budget
 
 
 class Client:
@@ -219,8 +166,6 @@ class Client:
         self.cache = cache if isinstance(cache, Cache) else Cache(cache)
         self.offline = bool(offline)
         self.concurrency = concurrency
-        self.max_calls = max_calls
-        self.max_cost_usd = max_cost_usd
         self.timeout_s = float(timeout_s)
         self.max_retries = max_retries
         self.progress = bool(progress)
@@ -228,16 +173,11 @@ class Client:
         self._limiter = Limiter(rate_limits)
         self._backoff = Backoff(base_s=backoff_base_s, max_s=backoff_max_s)
         self._rng = random.Random(rng_seed)
-        self._models: dict[str, _ModelStats] = {}
-        self._purposes: dict[str, _ModelStats] = {}
-        self._failures: Counter = Counter()
-        self._spent_usd = 0.0
+        self._accounts = Accounts(max_calls=max_calls, max_cost_usd=max_cost_usd)
         self._dead: dict[tuple[str, str | None], Failure] = {}
         self._logged: set[tuple[str, str]] = set()
         self._state: _LoopState | None = None
-        self._sync_loop: asyncio.AbstractEventLoop | None = None
-        self._sync_thread: threading.Thread | None = None
-        self._sync_lock = threading.Lock()
+        self._background = BackgroundLoop(name="multiverse-llm-loop")
         self._versions: dict[bool, dict[str, str]] = {}
         self._observer = observer
 
@@ -303,7 +243,7 @@ class Client:
         if shared is not None:
             response = await asyncio.shield(shared)
             if response.ok:
-                self._count_hit(request.model, request.purpose)
+                self._accounts.hit(request.model, request.purpose)
                 response = replace(response, cached=True)
             return self._logged_in_ledger(request, key, response)
         task = asyncio.ensure_future(self._fetch(request, key, state))
@@ -317,32 +257,12 @@ class Client:
     def _logged_in_ledger(self, request: Request, key: str, response: Response) -> Response:
         if self._observer is not None:
             self._observer(request, response)
-        ledger = _LEDGER.get()
-        if ledger is not None:
-            ledger.append(CallRecord(key, request.model, request.purpose, response.ok))
+        note_call(CallRecord(key, request.model, request.purpose, response.ok))
         return response
 
-    @contextlib.contextmanager
-    def recording(self) -> Iterator[list[CallRecord]]:
-        """Record every request answered inside the block, in the order answered.
-
-        The ledger follows the current :mod:`contextvars` context, so it sees the
-        requests of the coroutine that opened the block and of every task it
-        starts, and none of concurrent coroutines outside it.  Used to replay a
-        finished piece of work (:meth:`count_replayed`) without rebuilding its
-        requests.
-
-        Yields
-        ------
-        list of CallRecord
-            Filled as requests finish.
-        """
-        ledger: list[CallRecord] = []
-        token = _LEDGER.set(ledger)
-        try:
-            yield ledger
-        finally:
-            _LEDGER.reset(token)
+    def recording(self) -> contextlib.AbstractContextManager[list[CallRecord]]:
+        """Record every request answered inside the block (see :func:`multiverse.llm.accounting.recording`)."""
+        return recording()
 
     def count_replayed(self, calls: Iterable[tuple[str, str]]) -> None:
         """Count recorded requests, ``(model, purpose)`` each, as cache hits, as if asked again.
@@ -352,7 +272,7 @@ class Client:
         :meth:`Cache.get_replay`), so summaries match a rerun that asks again.
         """
         for model, purpose in calls:
-            self._count_hit(model, purpose)
+            self._accounts.hit(model, purpose)
 
     async def agather(self, requests: Iterable[Request]) -> list[Response]:
         """Return the responses to ``requests`` in order, sending them concurrently.
@@ -393,7 +313,7 @@ class Client:
         return tqdm(total=total, desc="model calls", unit="req", dynamic_ncols=True)
 
     def _hit(self, request: Request, key: str, entry: CacheEntry) -> Response:
-        self._count_hit(request.model, request.purpose)
+        self._accounts.hit(request.model, request.purpose)
         return Response(
             text=entry.text,
             tool_calls=entry.tool_calls,
@@ -445,13 +365,13 @@ class Client:
         failure = self._dead.get(target)
         latency = 0.0
         if failure is None:
-            estimate = _estimate_tokens(request)
+            estimate = estimate_tokens(request)
             for attempt in range(self.max_retries + 1):
                 async with state.semaphore:
-                    self._check_caps()
+                    self._accounts.check_caps()
                     await self._limiter.acquire(request.model, estimate)
-                    self._check_caps()
-                    self._count_call(request)
+                    self._accounts.check_caps()
+                    self._accounts.sent(request)
                     started = time.monotonic()
                     outcome = await self._attempt(request, attempt)
                     latency = time.monotonic() - started
@@ -462,8 +382,7 @@ class Client:
                     self._limiter.pause(request.model, failure.retry_after_s)
                 if not failure.transient or attempt == self.max_retries:
                     break
-                self._stats(request.model).retries += 1
-                self._stats(request.model).retried[failure.reason] += 1
+                self._accounts.retried(request.model, failure.reason)
                 await asyncio.sleep(self._backoff.delay_s(attempt, failure.retry_after_s, rng=self._rng))
             if failure.reason in MODEL_WIDE_REASONS:
                 self._dead[target] = failure
@@ -500,52 +419,16 @@ class Client:
         reply = world.respond(request, attempt=attempt)
         if reply.transient_failure:
             return Failure("server_error", f"{request.model}: transient failure of the offline world")
-        prompt = _prompt_chars(request) // _CHARS_PER_TOKEN
-        completion = len(reply.text or "") // _CHARS_PER_TOKEN
+        prompt = prompt_chars(request) // CHARS_PER_TOKEN
+        completion = len(reply.text or "") // CHARS_PER_TOKEN
         usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
         return _Reply(reply.text, tuple(reply.tool_calls), usage, 0.0)
 
     # --- bookkeeping ---------------------------------------------------------------------
 
-    def _stats(self, model: str) -> _ModelStats:
-        stats = self._models.get(model)
-        if stats is None:
-            stats = self._models[model] = _ModelStats()
-        return stats
-
-    def _count_hit(self, model: str, purpose: str) -> None:
-        self._stats(model).cache_hits += 1
-        self._purposes.setdefault(purpose, _ModelStats()).cache_hits += 1
-
-    def _count_call(self, request: Request) -> None:
-        self._stats(request.model).calls += 1
-        self._purposes.setdefault(request.purpose, _ModelStats()).calls += 1
-
-    def _check_caps(self) -> None:
-        calls = sum(s.calls for s in self._models.values())
-        if self.max_calls is not None and calls >= self.max_calls:
-            raise SpendCapReached(
-                f"spend cap reached: max_calls={self.max_calls} requests sent; "
-                "everything finished is cached, rerun with a higher cap to resume"
-            )
-        if self.max_cost_usd is not None and self._spent_usd >= self.max_cost_usd:
-            raise SpendCapReached(
-                f"spend cap reached: ${self._spent_usd:.4f} spent, max_cost_usd={self.max_cost_usd}; "
-                "everything finished is cached, rerun with a higher cap to resume"
-            )
-
     def _succeeded(self, request: Request, key: str, reply: _Reply, estimate: float, latency: float) -> Response:
-        stats = self._stats(request.model)
-        prompt = int(reply.usage.get("prompt_tokens", 0) or 0)
-        completion = int(reply.usage.get("completion_tokens", 0) or 0)
-        stats.prompt_tokens += prompt
-        stats.completion_tokens += completion
-        stats.cost_usd += reply.cost_usd
-        by_purpose = self._purposes.setdefault(request.purpose, _ModelStats())
-        by_purpose.prompt_tokens += prompt
-        by_purpose.completion_tokens += completion
-        self._spent_usd += reply.cost_usd
-        self._limiter.settle(request.model, estimate, prompt + completion)
+        used = self._accounts.succeeded(request, reply.usage, reply.cost_usd)
+        self._limiter.settle(request.model, estimate, used)
         return Response(
             text=reply.text if reply.text is not None else "",
             tool_calls=reply.tool_calls,
@@ -558,8 +441,7 @@ class Client:
         )
 
     def _failed(self, request: Request, key: str, failure: Failure, latency: float) -> Response:
-        self._stats(request.model).failures[failure.reason] += 1
-        self._failures[failure.reason] += 1
+        self._accounts.failed(request.model, failure.reason)
         message = redact(f"{request.model}: {failure.reason}: {failure.message}")
         level = logging.WARNING if (request.model, failure.reason) not in self._logged else logging.DEBUG
         self._logged.add((request.model, failure.reason))
@@ -582,60 +464,21 @@ class Client:
             completion_tokens, cost_usd}}`` and ``purposes`` ``{purpose: {calls,
             cache_hits, prompt_tokens, completion_tokens}}``.
         """
-        models = {model: stats.as_dict() for model, stats in sorted(self._models.items())}
-        return {
-            "calls": sum(s["calls"] for s in models.values()),
-            "cache_hits": sum(s["cache_hits"] for s in models.values()),
-            "retries": sum(s["retries"] for s in models.values()),
-            "retried": dict(sorted(sum((s.retried for s in self._models.values()), Counter()).items())),
-            "failures": dict(sorted(self._failures.items())),
-            "cost_usd": round(self._spent_usd, 10),
-            "models": models,
-            "purposes": {
-                purpose or "unlabelled": {
-                    "calls": stats.calls,
-                    "cache_hits": stats.cache_hits,
-                    "prompt_tokens": stats.prompt_tokens,
-                    "completion_tokens": stats.completion_tokens,
-                }
-                for purpose, stats in sorted(self._purposes.items())
-            },
-        }
+        return self._accounts.summary()
 
     # --- sync wrappers and lifetime ---------------------------------------------------------
 
     def complete(self, request: Request) -> Response:
         """Blocking :meth:`acomplete` (safe in scripts and in notebooks with a running loop)."""
-        return self._run(self.acomplete(request))
+        return self._background.run(self.acomplete(request))
 
     def gather(self, requests: Iterable[Request]) -> list[Response]:
         """Blocking :meth:`agather`."""
-        return self._run(self.agather(requests))
-
-    def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        with self._sync_lock:
-            if self._sync_loop is None:
-                loop = asyncio.new_event_loop()
-                thread = threading.Thread(target=loop.run_forever, name="multiverse-llm-loop", daemon=True)
-                thread.start()
-                self._sync_loop, self._sync_thread = loop, thread
-        future = asyncio.run_coroutine_threadsafe(coroutine, self._sync_loop)
-        try:
-            return future.result()
-        except KeyboardInterrupt:
-            future.cancel()
-            raise
+        return self._background.run(self.agather(requests))
 
     def close(self) -> None:
         """Stop the background loop and close the cache if this client opened it."""
-        with self._sync_lock:
-            loop, self._sync_loop = self._sync_loop, None
-            thread, self._sync_thread = self._sync_thread, None
-        if loop is not None and thread is not None:
-            asyncio.run_coroutine_threadsafe(_cancel_pending_tasks(), loop).result()
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join()
-            loop.close()
+        self._background.close()
         if self._owns_cache:
             self.cache.close()
 
