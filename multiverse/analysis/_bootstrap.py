@@ -98,9 +98,18 @@ def expanded_percentile_interval(draws: np.ndarray, *, ci: float, n_clusters: in
 
 
 def resampling_p_value(null: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """``(1 + #{null >= observed}) / (1 + B)`` along axis 0: never 0 (Davison & Hinkley 1997, eq. 4.11)."""
-    extreme = (null >= observed - 1e-12).sum(axis=0)
-    return (1 + extreme) / (1 + null.shape[0])
+    """``(1 + #{null >= observed}) / (1 + B)`` along axis 0: never 0 (Davison & Hinkley 1997, eq. 4.11).
+
+    ``B`` counts the finite null draws only (a draw whose statistic is undefined
+    is no evidence either way), and an undefined observed statistic, or one
+    with no finite draw, has an undefined p-value (NaN), never a small one.
+    """
+    finite = np.isfinite(null)
+    extreme = (finite & (null >= observed - 1e-12)).sum(axis=0)
+    draws = finite.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = (1 + extreme) / (1 + draws)
+    return np.where(np.isfinite(observed) & (draws > 0), p, np.nan)
 
 
 def bound_coords() -> dict[str, list[str]]:

@@ -127,7 +127,8 @@ def _summaries(
     The median enters studentized: its distance from ``null`` over
     ``median_se`` (the standard error of the specification(s) at the median),
     so its null draws form a bootstrap-t distribution like the z of the other
-    two.  One-sided (``direction`` +1 / -1): the signed studentized median,
+    two; where that standard error is zero (no sampling variation at the
+    median), the median enters unstudentized.  One-sided (``direction`` +1 / -1): the signed studentized median,
     the share of specifications significant in that direction and the signed
     Stouffer Z.  Two-sided (0): the absolute studentized median, the share
     significant in the dominant direction (Simonsohn et al. 2020) and ``|Z|``.
@@ -208,9 +209,14 @@ def curve_kernel(
 
     at_median = _median_specs(estimate)
     options = {"null": null, "direction": direction, "critical": critical}
-    observed = _summaries(estimate, z, se[at_median].mean() if at_median.size else np.nan, **options)
-    null_summaries = _summaries(null_draws, null_z, draw_se[:, at_median].mean(axis=-1) if at_median.size else np.nan,
-                                **options)
+    median_se = se[at_median].mean() if at_median.size else np.nan
+    draw_median_se = draw_se[:, at_median].mean(axis=-1) if at_median.size else np.nan
+    if not (np.isfinite(median_se) and median_se > 0):
+        # The specifications at the median have no sampling variation (e.g. both rates 0):
+        # studentizing is undefined, so the median enters on its own scale, observed and null alike.
+        median_se, draw_median_se = 1.0, np.ones(null_draws.shape[0])
+    observed = _summaries(estimate, z, median_se, **options)
+    null_summaries = _summaries(null_draws, null_z, draw_median_se, **options)
     p_value = resampling_p_value(null_summaries, observed)
     with np.errstate(invalid="ignore"):
         observed[0] = np.nanmedian(estimate) if estimate.size else np.nan  # report the median itself

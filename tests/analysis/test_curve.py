@@ -162,3 +162,32 @@ def test_false_positive_rates_under_a_planted_null_are_near_five_percent():
         assert low <= 0.05, (statistic, rejected / m)
         if statistic != "share":  # four specifications make the share discrete: its test is conservative
             assert 0.05 <= high, (statistic, rejected / m)
+
+
+def test_a_median_without_sampling_variation_at_the_null_is_no_evidence():
+    """Specifications at the median that never vary (both rates 0) must not give a tiny p-value."""
+    from multiverse.analysis._bootstrap import cluster_weights
+    from multiverse.analysis.curve import curve_kernel
+
+    rng = np.random.default_rng(3)
+    items = 20
+    varying = [(rng.binomial(2, 0.3, (items, 2)).astype(float), np.full((items, 2), 2.0)) for _ in range(2)]
+    constant = (np.zeros((items, 3)), np.full((items, 3), 2.0))  # three specs with rate 0 in both systems
+    groups = [(np.hstack([s, constant[0]]), np.hstack([c, constant[1]])) for s, c in varying]
+    out = curve_kernel(groups, cluster_weights(items, n_boot=199, seed=1), null=0.0, direction=1, alpha=0.05, ci=0.95)
+    assert out["observed"][0] == 0.0
+    assert out["p_value"][0] > 0.2
+
+
+@pytest.mark.parametrize(
+    "null, observed, expected",
+    [
+        pytest.param([[0.0], [1.0], [np.nan]], [0.5], [2 / 3], id="undefined-draws-are-not-counted"),
+        pytest.param([[0.0], [1.0]], [np.nan], [np.nan], id="undefined-observed-has-no-p-value"),
+        pytest.param([[np.nan], [np.nan]], [0.0], [np.nan], id="no-finite-draw-has-no-p-value"),
+    ],
+)
+def test_resampling_p_values_never_turn_undefined_statistics_into_evidence(null, observed, expected):
+    from multiverse.analysis._bootstrap import resampling_p_value
+
+    np.testing.assert_allclose(resampling_p_value(np.array(null), np.array(observed)), expected)
