@@ -78,6 +78,8 @@ TOP_KEYS = (
 DIM_KEYS = ("user_sim", "judge", "condition", "standard", "rule")
 DEFAULT_PLANNER = "sim/planner"
 DEFAULT_MONITOR = "sim/monitor"
+NO_MONITOR = "none"
+"""``campaign.monitor: none``: run without a consistency monitor (e.g. a model too small to be one)."""
 
 ExperimentCheck = Callable[["Experiment", Located], list[Problem]]
 """A check a later layer adds: the parsed experiment and its located YAML -> problems."""
@@ -88,7 +90,8 @@ class Campaign:
     """The parts of a rollout that are not dims: planner, monitor, online judge label."""
 
     planner: ModelSpec = ModelSpec(DEFAULT_PLANNER)
-    monitor: ModelSpec = ModelSpec(DEFAULT_MONITOR)
+    monitor: ModelSpec | None = ModelSpec(DEFAULT_MONITOR)
+    """``None`` (``monitor: none`` in YAML): no consistency monitor; user turns go out unchecked and untagged."""
     judge: str = ""
 
 
@@ -216,7 +219,7 @@ class Experiment:
             "concurrency": self.concurrency,
             "campaign": {
                 "planner": model(self.campaign.planner),
-                "monitor": model(self.campaign.monitor),
+                "monitor": NO_MONITOR if self.campaign.monitor is None else model(self.campaign.monitor),
                 "judge": self.campaign.judge,
             },
         }
@@ -326,7 +329,8 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
     model_judges = [label for label, spec in judges.items() if spec is not None and spec.kind == "model"]
     campaign_data = reader.mapping(top.get("campaign") or {}, "campaign", allowed=("planner", "monitor", "judge"))
     planner = reader.model(campaign_data.get("planner", DEFAULT_PLANNER), "campaign.planner", template=True)
-    monitor = reader.model(campaign_data.get("monitor", DEFAULT_MONITOR), "campaign.monitor", template=True)
+    monitor_value = campaign_data.get("monitor", DEFAULT_MONITOR)
+    monitor = None if monitor_value == NO_MONITOR else reader.model(monitor_value, "campaign.monitor", template=True)
     campaign_judge = campaign_data.get("judge", model_judges[0] if model_judges else "")
     if "judge" in campaign_data:
         if campaign_judge not in judges:
@@ -376,11 +380,11 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
     if planned > MAX_CONVERSATIONS:
         reader.add("", f"the experiment plans {planned:,} conversations; at most {MAX_CONVERSATIONS:,} are allowed")
 
-    parts = [name, roles, replicates, seed, concurrency, planner, monitor]
+    parts = [name, roles, replicates, seed, concurrency, planner]
     values = [*systems.values(), *user_sims.values(), *judges.values(), *conditions.values()]
-    if reader.problems or any(p is None for p in parts + values):
+    if reader.problems or any(p is None for p in parts + values) or (monitor is None and monitor_value != NO_MONITOR):
         return None, reader.problems
-    assert name and roles and replicates and concurrency and planner and monitor and seed is not None
+    assert name and roles and replicates and concurrency and planner and seed is not None
     experiment = Experiment(
         name=name,
         roles=roles,

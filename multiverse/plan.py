@@ -182,7 +182,7 @@ def make_plan(experiment: Experiment) -> Plan:
     judges = list(e.judges)
     campaign = {
         "planner": _identity(e, e.campaign.planner),
-        "monitor": _identity(e, e.campaign.monitor),
+        "monitor": None if e.campaign.monitor is None else _identity(e, e.campaign.monitor),
         "judge": _judge(e, e.campaign.judge) if e.campaign.judge else None,
         "budget": None if e.budget is None else [e.budget.rounds, e.budget.conversations],
         "seed": e.seed,

@@ -134,7 +134,7 @@ async def rollout(
     items: int | None,
     budget: Budget | None,
     planner: ModelSpec,
-    monitor: ModelSpec,
+    monitor: ModelSpec | None,
     judge: Judge,
     seed: int = 0,
 ) -> list[Conversation]:
@@ -159,7 +159,8 @@ async def rollout(
     budget
         ``rounds`` x ``conversations``; overrides ``items``.
     planner, monitor
-        The campaign's planner and consistency monitor.
+        The campaign's planner and consistency monitor (``None``: no monitor,
+        so no turn is tagged and the grid's coverage stays empty).
     judge
         The campaign's online judge (a :class:`~multiverse.judging.Judge`).
     seed

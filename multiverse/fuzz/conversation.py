@@ -144,8 +144,16 @@ def _actions(tool_calls: Sequence[Mapping[str, Any]]) -> list[tuple[str, Action]
     return out
 
 
+UNCHECKED = prompts.MonitorVerdict(approved=True)
+"""The stand-in verdict of a user turn sent without a monitor: no rubric, no tag, no steering."""
+
+
 async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steering, replicate, sample):
-    """Write, validate and tag one user turn; returns the monitor's verdict or ``None``."""
+    """Write, validate and tag one user turn; returns the monitor's verdict or ``None``.
+
+    Without a monitor (``monitor=None``) the first usable draft is sent as it
+    is, with no tag, and :data:`UNCHECKED` stands for the verdict.
+    """
     feedback: str | None = None
     replicate = sample_replicate(replicate, sample)
     for attempt in range(MAX_ATTEMPTS):
@@ -163,6 +171,9 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
         if candidate is None:
             feedback = "The last message was empty or not a user message; write one message in the user's voice."
             continue
+        if monitor is None:  # no consistency monitor: the turn goes out unchecked and untagged
+            loop.add("user", candidate, meta={"attempts": attempt + 1, **user_state})
+            return UNCHECKED
         request = prompts.monitor_request(
             loop.role, loop.scenario, transcript, candidate, spec=monitor, attempt=attempt, replicate=replicate,
             candidate_state=user_state,
@@ -261,7 +272,7 @@ async def run_conversation(
     scenario: Scenario,
     system: ModelSpec,
     user_sim: ModelSpec,
-    monitor: ModelSpec,
+    monitor: ModelSpec | None,
     judge: Judge | None,
     horizon: int,
     pressure: float,
@@ -280,7 +291,8 @@ async def run_conversation(
     scenario
         What the simulated user is after.
     system, user_sim, monitor
-        The target, simulated user and consistency monitor.
+        The target, simulated user and consistency monitor (``None``: none, so
+        user turns go out unchecked and untagged and cover no cell).
     judge
         The online judge, a :class:`~multiverse.judging.Judge` (``None``: not judged).
     horizon

@@ -37,7 +37,8 @@ def named_models(experiment: Experiment) -> Iterator[tuple[str, ModelSpec]]:
         if judge.model is not None:
             yield f"dims.judge.{label}", judge.model
     yield "campaign.planner", experiment.campaign.planner
-    yield "campaign.monitor", experiment.campaign.monitor
+    if experiment.campaign.monitor is not None:
+        yield "campaign.monitor", experiment.campaign.monitor
 
 
 def check_sim(experiment: Experiment, located: Located) -> list[Problem]:
@@ -96,7 +97,8 @@ def check_sim_on_real(experiment: Experiment, located: Located) -> list[Problem]
                     )
                 )
     real_users = [label for label, spec in experiment.user_sims.items() if not spec.is_sim]
-    if real_users and experiment.campaign.monitor.is_sim and experiment.rollouts is None:  # recorded: no monitor runs
+    monitor = experiment.campaign.monitor
+    if real_users and monitor is not None and monitor.is_sim and experiment.rollouts is None:  # recorded: no monitor runs
         problems.append(
             located.problem(
                 "campaign.monitor",

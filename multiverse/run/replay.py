@@ -68,7 +68,7 @@ def _template_file_digests(plan: Plan, unit: Unit) -> dict[str, str]:
     specs = [e.systems[unit.system], e.user_sims[unit.user_sim], e.campaign.planner, e.campaign.monitor]
     specs += list(model_judge_specs(e).values())
     digests = {}
-    for spec in specs:
+    for spec in filter(None, specs):
         name = spec.template
         if name and name.endswith(".txt"):
             try:

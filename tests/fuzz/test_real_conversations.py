@@ -163,3 +163,24 @@ def test_export_cases_on_the_command_line_writes_cases_inspect_reads(tmp_path, c
     assert main(["inspect", str(first)]) in (0, 1)
     assert capsys.readouterr().out.startswith("role-eval ")
     assert main(["export-cases", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x")]) == 2
+
+
+def test_without_a_monitor_user_turns_go_out_unchecked_and_untagged(tmp_path):
+    """``campaign.monitor: none``: a real user simulator with no monitor; no monitor request, no tag."""
+    with LoopbackServer() as server:
+        remote = {"model": "openai/loop", "api_base": server.url, "params": {"api_key": "dummy"}}
+        data = experiment(roles=["tutor"], items=2)
+        data["dims"]["user_sim"] = {"remote": remote}
+        data["dims"]["judge"] = {"remote": remote}
+        data["campaign"] = {"monitor": "none"}
+        data["sim"] = {"targets": {"a": {}}}
+        data["allow_sim_on_real"] = True  # the sim target answers the real user's text
+        cube = run(tmp_path, "unmonitored", data)
+        bodies = list(server.bodies)
+    assert not [b for b in bodies if "You check the messages of a simulated user" in b["messages"][0]["content"]]
+    with multiverse.transcript.TranscriptStore(tmp_path / "unmonitored" / "transcripts.sqlite") as store:
+        transcripts = [store.get(str(tid)) for tid in np.unique(cube["transcript_id"].values)]
+    users = [e for t in transcripts for e in t.events if e.actor == "user"]
+    assert users and all("tag_mode" not in e.meta and "rubric" not in e.meta for e in users)
+    assert set(np.unique(cube["ended"].values)) <= {"completed"}
+    assert json.loads(cube.attrs["experiment"])["campaign"]["monitor"] == "none"
