@@ -35,7 +35,7 @@ POLICY = {
 """Policy topic -> the text ``explain_policy`` returns (the role's stated policy)."""
 _ITEMS = (("winter coat", 129.0), ("blender", 64.5), ("monitor", 219.0), ("hiking boots", 98.0),
           ("kettle", 39.9), ("office chair", 189.0), ("headphones", 79.0), ("table lamp", 45.0))
-_STATUS = ("delivered", "delivered", "in_transit", "delivered_late")
+_SHIPPING = ("delivered", "delivered", "in_transit", "delivered_late")
 _TRIAGE, _BILLING = "support_triage", "billing_specialist"
 
 
@@ -45,7 +45,7 @@ def _orders(seed: int) -> dict[str, dict[str, Any]]:
     for _ in range(6):
         order_id = f"ORD-{rng.randrange(1000, 10000)}"
         item, price = rng.choice(_ITEMS)
-        out[order_id] = {"item": item, "price": price, "currency": "EUR", "status": rng.choice(_STATUS),
+        out[order_id] = {"item": item, "price": price, "currency": "EUR", "shipping": rng.choice(_SHIPPING),
                          "days_since_delivery": rng.randrange(0, 45), "payment": "card ending 4242"}
     return out
 
