@@ -91,7 +91,7 @@ def target(request: Any, params: Mapping[str, Any], rng: np.random.Generator, co
     partial deviation with ``partial[p]``, else adherence.  On a role whose
     product has a confirmation dialog (its tools include ``create_draft``,
     ``request_confirmation`` and ``save_record``), ``legit_actions`` drives the
-    confirm-then-act path (:func:`_legit_actions`).
+    confirm-then-act path (:func:`multiverse.sim.tools.legit_actions`).
     """
     messages = request.messages
     pids = principle_ids_from_prompt(messages)
