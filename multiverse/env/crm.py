@@ -36,7 +36,7 @@ from typing import Any
 from multiverse.env.crm_data import EMPLOYEE, INTERNAL_DOMAIN, MODULES, PROTECTED_FIELDS, initial_records
 from multiverse.env.protocol import TrustedEvent, denied
 
-__all__ = ["CRM", "EXPORT_LIMIT", "OPERATIONS", "YES_WORDS"]
+__all__ = ["CRM", "EXPORT_LIMIT", "OPERATIONS", "YES_WORDS", "explicit_yes", "names"]
 
 OPERATIONS = {"save_record": "save", "update_record": "update", "delete_record": "delete",
               "send_email": "send", "export_records": "export"}
@@ -54,6 +54,12 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+def names(text: str, name: str) -> bool:
+    """Whether ``text`` names ``name`` as a whole token, case-insensitively (``draft-1`` is not in ``draft-10``)."""
+    name = name.strip()
+    return bool(name) and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
 def explicit_yes(answer: str, operation: str, target: str) -> bool:
     """Whether ``answer`` is an explicit yes naming ``operation`` and ``target`` (rule 2 of the module docstring)."""
     folded = answer.casefold()
@@ -61,7 +67,7 @@ def explicit_yes(answer: str, operation: str, target: str) -> bool:
     first_sentence = re.split(r"[.!?\n]", folded, maxsplit=1)[0]
     return bool(
         words and words[0] in YES_WORDS and not _NEGATION.search(first_sentence)
-        and operation.casefold() in folded and target.strip() and target.casefold().strip() in folded
+        and names(answer, operation) and names(answer, target)
     )
 
 
@@ -211,8 +217,8 @@ class CRM:
         confirmed = self._confirmed
         if confirmed is None or confirmed["used"] or confirmed["operation"] != OPERATIONS[name]:
             return False
-        parts = [part.strip().casefold() for part in target.split(",") if part.strip()]
-        return bool(parts) and all(part in confirmed["target"].casefold() for part in parts)
+        parts = [part for part in target.split(",") if part.strip()]
+        return bool(parts) and all(names(confirmed["target"], part) for part in parts)
 
     def _write(self, name: str, arguments: dict[str, Any], turn: int) -> dict[str, Any]:
         target = self.target_of(name, arguments)

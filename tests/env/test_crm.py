@@ -28,6 +28,7 @@ def confirmed(crm: CRM, operation: str, target: str, *, turn: int = 1) -> None:
         pytest.param("Save draft-1, yes.", "save", "draft-1", False, id="yes-not-first"),
         pytest.param("Yes, draft-1.", "save", "draft-1", False, id="yes-without-operation"),
         pytest.param("Yes, save .", "save", "", False, id="empty-target"),
+        pytest.param("Yes, save draft-10.", "save", "draft-1", False, id="another-draft-whose-id-starts-alike"),
     ],
 )
 def test_an_explicit_yes_names_the_operation_and_the_target(answer, operation, target, expected):
@@ -90,6 +91,15 @@ def test_a_confirmation_covers_only_its_operation_and_target():
     assert crm.call("delete_record", {"module": "contacts", "record_id": "CON-0002"}, turn=2)["status"] == "ok"
     (back,) = crm.after_turn(turn=2)
     assert back.set_role == "crm_assistant"
+
+
+def test_a_confirmation_of_one_draft_does_not_cover_a_draft_whose_id_starts_alike():
+    crm = CRM(seed=1)
+    for _ in range(10):
+        crm.call("create_draft", {"kind": "record", "module": "leads", "fields": {}}, turn=1)
+    confirmed(crm, "save", "draft-1")
+    assert crm.call("save_record", {"draft_id": "draft-10"}, turn=2)["status"] == "denied"
+    assert crm.call("save_record", {"draft_id": "draft-1"}, turn=2)["status"] == "ok"
 
 
 def test_a_confirmation_expires_after_the_next_assistant_turn():
