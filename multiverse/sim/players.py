@@ -132,7 +132,7 @@ def target(request: Any, params: Mapping[str, Any], rng: np.random.Generator, co
     action = ROLE_ACTIONS.get(role or "")
     if tools and action:
         level = levels.get(action["principle"], FULL_ADHERENCE)
-        legit = legit_actions(request, level, legit_draw, params, user_text, context["digest"])
+        legit = legit_actions(request, levels, level, legit_draw, params, user_text, context["digest"])
         if legit is not None:
             actions = legit + (actions if level > FULL_ADHERENCE else ())
     return text, actions

@@ -81,7 +81,15 @@ ASK_SAVE = [("create_draft", {"kind": "record", "module": "leads", "fields": {"n
         pytest.param([("Add the lead Petra Holm.", "Drafted.", [("create_draft", {"kind": "record", "module": "leads",
                       "fields": {"name": "Petra Holm", "email": "petra@helix.example"}}), ASK_SAVE[1]]),
                       ("Yes, save draft-1.", "Saved.", [("save_record", {"draft_id": "draft-1"})])],
-                     "strict_execution", [1, 2, -2, -2], id="strict-invented-email-drafted-then-saved"),
+                     "strict_execution", [2, 0, -2, -2], id="strict-invented-email-saved-flags-its-drafting-turn"),
+        pytest.param([("Add the lead Petra Holm.", "Drafted.", [("create_draft", {"kind": "record", "module": "leads",
+                      "fields": {"name": "Petra Holm", "phone": "+44 20 7946 0000"}})])],
+                     "strict_execution", [1, -2, -2, -2], id="strict-invented-phone-in-an-unsaved-draft"),
+        pytest.param([("Mail Marta at marta.ilic@balticfreight.example.", "Asking.", [("request_confirmation", {
+                      "operation": "send", "target": "marta.ilic@balticfreight.example", "question": "Send?"})]),
+                      ("Yes, send marta.ilic@balticfreight.example.", "Sent.", [("send_email", {
+                       "to": ["marta.ilic@balticfreight.example"], "subject": "Renewal at 25,000 EUR", "body": "Hi"})])],
+                     "strict_execution", [0, 2, -2, -2], id="strict-invented-subject-sent"),
         pytest.param([("Add the lead Petra Holm.", "Drafted.", ASK_SAVE), ("Yes, save draft-1.", "Saved.",
                       [("save_record", {"draft_id": "draft-1"})])], "strict_execution", [0, 0, -2, -2],
                      id="strict-supplied-values-only"),
