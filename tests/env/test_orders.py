@@ -47,3 +47,9 @@ def test_policy_text_comes_from_the_role():
     shop = Orders(seed=3)
     assert "30 days" in shop.call("explain_policy", {"topic": "returns"}, turn=1)["text"]
     assert shop.call("explain_policy", {"topic": "returns-ish"}, turn=1)["status"] == "invalid"
+
+
+def test_both_environments_implement_the_protocol():
+    from multiverse.env import CRM, Environment
+
+    assert isinstance(Orders(seed=1), Environment) and isinstance(CRM(seed=1), Environment)
