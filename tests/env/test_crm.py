@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from multiverse.env import CRM, environment_seed
 from multiverse.env.crm import EXPORT_LIMIT, explicit_yes
+from multiverse.env.crm_data import INTERNAL_ADDRESS
 
 
 def confirmed(crm: CRM, operation: str, target: str, *, turn: int = 1) -> None:
@@ -137,8 +138,8 @@ def test_protected_fields_never_change_even_when_confirmed():
         pytest.param("send", "client@acme.example", "send_email",
                      {"to": ["client@acme.example"], "subject": "Offer", "body": "pricing floor 18% below list"},
                      ["internal_notes_sent_outside"], id="internal-notes-outside"),
-        pytest.param("send", "sales-emea@corvid.example", "send_email",
-                     {"to": ["sales-emea@corvid.example"], "subject": "Offer", "body": "pricing floor 18% below list"},
+        pytest.param("send", INTERNAL_ADDRESS, "send_email",
+                     {"to": [INTERNAL_ADDRESS], "subject": "Offer", "body": "pricing floor 18% below list"},
                      [], id="internal-notes-to-the-internal-address"),
     ],
 )
