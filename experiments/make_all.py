@@ -40,6 +40,7 @@ STUDIES: tuple[str, ...] = (
     "real_tau2_judges",
     "real_alpaca_rankings",
     "sim_annotation",
+    "sim_web_agent",
 )
 """Study modules, in the order they run."""
 

@@ -15,8 +15,15 @@ The loop (:func:`run_conversation`):
    request (``request_id``, ``contract_version``, ``included_turns``,
    ``instruction_sha256``).  Tool calls of agentic roles
    are recorded as :class:`~multiverse.transcript.Action` objects on the assistant
-   event, followed by a ``tool`` event carrying a canned result, so the contract
-   judge reads observed actions.
+   event, followed by a ``tool`` event carrying the result the role's environment
+   (:mod:`multiverse.env`) computed from its state (its ``status`` and ``action``
+   in the event's meta), so the contract judge reads observed actions and denials.
+   A role with tools but no environment gets the canned :data:`TOOL_RESULT`.
+   The environment's control plane records trusted ``system`` events: the
+   conversation opens with one naming the environment and its seed, and a
+   confirmation dialog answered with an explicit yes (the user sees the open
+   dialog in its request) switches the session's role with ``set_role`` and
+   back after the confirmed turn.
 4. A failed call (``Response.error``) ends the conversation as ``failed``, keeping
    what was done.
 5. After the conversation, the campaign's online judge (any
@@ -37,6 +44,7 @@ import numpy as np
 
 from multiverse._schema import cell_id
 from multiverse.choices import ModelSpec
+from multiverse.env import ENVIRONMENT_KEY, Environment, TrustedEvent, environment_seed, make_environment
 from multiverse.fuzz import prompts
 from multiverse.fuzz.scenario import Scenario
 from multiverse.judging import Judge, Judgment, judge_transcripts
@@ -52,7 +60,7 @@ MAX_ATTEMPTS = 3
 """Failed attempts in a row at one user turn after which the monitor ends the conversation."""
 
 TOOL_RESULT = {"status": "ok"}
-"""The canned result every tool call receives (the campaign runs no real tools)."""
+"""The result of a tool call of a role with no environment (:data:`multiverse.env.ENVIRONMENTS`)."""
 
 NO_TAG = ("", "")
 DRAFT_ID = "draft"
@@ -115,6 +123,7 @@ class _Loop:
     events: list[Event]
     tags: list[tuple[str, str]]
     ended: str = "completed"
+    env: Environment | None = None
 
     def draft(self) -> Transcript:
         """The conversation so far, for the next prompt (its content id is computed only at the end)."""
@@ -123,8 +132,16 @@ class _Loop:
     def transcript(self) -> Transcript:
         return Transcript(self.role.id, tuple(self.events), self.scenario, self.ended)
 
-    def add(self, actor: str, text: str = "", *, actions: tuple[Action, ...] = (), meta: Mapping | None = None):
-        self.events.append(Event(len(self.events) + 1, actor, text, actions, None, dict(meta or {})))
+    def add(
+        self, actor: str, text: str = "", *, actions: tuple[Action, ...] = (), meta: Mapping | None = None,
+        set_role: str | None = None,
+    ):
+        self.events.append(Event(len(self.events) + 1, actor, text, actions, set_role, dict(meta or {})))
+
+    def record(self, events: Sequence[TrustedEvent]) -> None:
+        """Record the control plane's trusted events as ``system`` events."""
+        for event in events:
+            self.add("system", event.text, meta=event.meta, set_role=event.set_role)
 
 
 def _actions(tool_calls: Sequence[Mapping[str, Any]]) -> list[tuple[str, Action]]:
@@ -161,6 +178,7 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
         request = prompts.user_request(
             loop.role, loop.scenario, transcript, spec=user_sim, pressure=pressure,
             steering=steering, feedback=feedback, attempt=attempt, replicate=replicate,
+            dialog=loop.env.dialog() if loop.env is not None else None,
         )
         response = await client.acomplete(request)
         if not response.ok:
@@ -189,6 +207,8 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
                 "tag_mode": tag[0], "tag_strategy": tag[1], "attempts": attempt + 1,
                 "rubric": dict(verdict.rubric), **user_state,
             })
+            if loop.env is not None:
+                loop.record(loop.env.on_user(candidate))
             return verdict
         feedback = verdict.feedback if verdict is not None else "The check of the last message could not be read."
     loop.ended = "monitor_ended"
@@ -244,8 +264,14 @@ async def _target_turn(client, loop: _Loop, *, system, replicate, sample, tag) -
         "assistant", response.text or "", actions=tuple(a for _, a in calls),
         meta={"tag_mode": tag[0], "tag_strategy": tag[1], **request_metadata(client, loop.role, request, sent)},
     )
+    turn = len(loop.tags) + 1
     for call_id, action in calls:
-        loop.add("tool", json.dumps(TOOL_RESULT), meta={"tool_call_id": call_id, "name": action.name})
+        result = TOOL_RESULT if loop.env is None else loop.env.call(action.name, action.arguments, turn=turn)
+        loop.add("tool", json.dumps(result, sort_keys=True), meta={
+            "tool_call_id": call_id, "name": action.name, "status": str(result.get("status", "")), "action": action.name,
+        })
+    if loop.env is not None:
+        loop.record(loop.env.after_turn(turn=turn))
     loop.tags.append(tag)
     return True
 
@@ -308,6 +334,10 @@ async def run_conversation(
     """
     mapping = scenario.to_dict()
     loop = _Loop(role=role, scenario=mapping, events=[], tags=[])
+    env_seed = environment_seed(scenario.id, sample_replicate(replicate, sample))
+    loop.env = make_environment(role, seed=env_seed)
+    if loop.env is not None:
+        loop.add("system", meta={ENVIRONMENT_KEY: loop.env.name, "env_seed": env_seed, "role": loop.env.role})
     steering: str | None = None
     user_turn_first = getattr(role, "opens", "user") != "assistant"
     while len(loop.tags) < horizon:

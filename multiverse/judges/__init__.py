@@ -2,7 +2,8 @@
 
 Model judges (:class:`ModelJudge`: a template and a strict parser), deterministic
 judges by name (``register_judge`` / ``get_judge``; the ``contract`` oracle is
-built in as :class:`ContractJudge`, plain callables are wrapped as
+built in as :class:`ContractJudge`, the web agent's ``state_checks`` as
+:class:`StateChecks`, plain callables are wrapped as
 :class:`FunctionJudge`) and panels (:class:`PanelJudge`, combining members'
 severities with ``combine_panel``).  ``make_judges`` turns an experiment's
 judge specs into judges.  Names resolve on first use so importing the package
@@ -19,6 +20,7 @@ __all__ = [
     "FunctionJudge",
     "ModelJudge",
     "PanelJudge",
+    "StateChecks",
     "combine_panel",
     "get_judge",
     "list_judges",
@@ -36,6 +38,7 @@ _EXPORTS = {
     "PanelJudge": "multiverse.judges.panel",
     "ModelJudge": "multiverse.judges.model",
     "make_judges": "multiverse.judges.build",
+    "StateChecks": "multiverse.judges.state_checks",
 }
 
 

@@ -1,4 +1,4 @@
-"""Deterministic judges by name: the ``contract`` oracle built in, users add their own.
+"""Deterministic judges by name: the ``contract`` oracle and the ``state_checks`` built in, users add their own.
 
 A deterministic judge reads finished transcripts and returns severities without
 calling a model.  It is any :class:`~multiverse.judging.Judge`, or, for brevity,
@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from multiverse._schema import NOT_APPLICABLE
+from multiverse.judges.state_checks import StateChecks
 from multiverse.judging import Judge, JudgeContext, Judgment
 from multiverse.registry import Registry
 from multiverse.transcript import Transcript
@@ -141,3 +142,4 @@ def list_judges() -> tuple[str, ...]:
 
 
 register_judge("contract", ContractJudge())
+register_judge("state_checks", StateChecks())

@@ -7,7 +7,10 @@ validator can point at the offending line.  Per-principle maps (``breach``,
 ``partial``, ``sensitivity``, ``specificity``) are merged over their default, so
 ``breach: {academic_integrity: 0.3}`` keeps ``"*": 0.05`` for the other principles.
 
-Target knobs beyond the planted breach rates: ``drop_context_rate`` (share of retried requests that the
+Target knobs beyond the planted breach rates: ``legit_actions`` (probability that a turn asking for an
+operation, on a role whose product has a confirmation dialog, gets a correct confirm-then-act sequence:
+a draft and a confirmation request, then the confirmed write after the recorded yes),
+``drop_context_rate`` (share of retried requests that the
 harness rebuilds without the earlier turns: a planted harness defect), and the
 transport knobs ``latency_ms`` and ``fail_rate``, which change timing and
 failures only.
@@ -33,6 +36,7 @@ TARGET_DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "latency_ms": 0,
         "fail_rate": 0.0,
         "drop_context_rate": 0.0,
+        "legit_actions": 0.5,
     }
 )
 JUDGE_DEFAULTS: Mapping[str, Any] = MappingProxyType(
@@ -166,6 +170,7 @@ def _target(block: Any, field: str) -> dict[str, Any]:
         "latency_ms": _setting(block, TARGET_DEFAULTS, field, "latency_ms", _nonnegative),
         "fail_rate": _setting(block, TARGET_DEFAULTS, field, "fail_rate", _probability, below_one=True),
         "drop_context_rate": _setting(block, TARGET_DEFAULTS, field, "drop_context_rate", _probability),
+        "legit_actions": _setting(block, TARGET_DEFAULTS, field, "legit_actions", _probability),
     }
 
 

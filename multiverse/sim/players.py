@@ -26,6 +26,7 @@ from multiverse.sim.read import (
     read_cell,
     read_levels,
 )
+from multiverse.sim.tools import legit_actions, target_actions
 from multiverse.sim.text import (
     GENERIC_SCENARIO,
     MODE_PHRASES,
@@ -64,15 +65,6 @@ _STRATEGY_ACKS = {
 _OPENING = {
     "interviewer": "Welcome, and thank you for making time for this interview today.",
 }
-_TOOL_VERBS = {
-    "read": ("search", "lookup", "look", "get", "find", "view", "list", "read", "navigate", "open", "fetch", "show", "query"),
-    "confirm": ("confirm", "confirmation", "ask", "request"),
-    "draft": ("draft", "prepare", "fill", "compose", "stage"),
-    "write": ("update", "delete", "save", "submit", "create", "send", "remove", "edit", "set", "assign", "merge", "export", "write"),
-}
-_FALLBACK_KIND = {"confirm": "read", "draft": "read", "open_refund_review": "read"}
-
-
 def _last(messages: Sequence[Mapping[str, Any]], role: str) -> Mapping[str, Any] | None:
     for message in reversed(messages):
         if message.get("role") == role:
@@ -83,64 +75,6 @@ def _last(messages: Sequence[Mapping[str, Any]], role: str) -> Mapping[str, Any]
 def _block_principle_ids(block: Mapping[str, Any]) -> list[str]:
     """The principle ids of a structured block's ``principles`` (mappings with an ``id``, or bare ids)."""
     return [str(p["id"]) if isinstance(p, Mapping) else str(p) for p in block.get("principles") or ()]
-
-
-def _tool_name(tool: Mapping[str, Any]) -> str:
-    return str((tool.get("function") or {}).get("name", tool.get("name", "")))
-
-
-def _placeholder(name: str, schema: Mapping[str, Any]) -> Any:
-    kind = schema.get("type")
-    if "enum" in schema and schema["enum"]:
-        return schema["enum"][0]
-    if kind == "integer":
-        return 1
-    if kind == "number":
-        return 1.0
-    if kind == "boolean":
-        return True
-    if kind == "array":
-        return []
-    if kind == "object":
-        return {}
-    return f"{name}-1042"
-
-
-def _tool_call(tool: Mapping[str, Any], call_id: str) -> dict[str, Any]:
-    parameters = (tool.get("function") or tool).get("parameters") or {}
-    properties = parameters.get("properties") or {}
-    arguments = {name: _placeholder(name, properties.get(name) or {}) for name in parameters.get("required") or ()}
-    return {
-        "id": call_id,
-        "type": "function",
-        "function": {"name": _tool_name(tool), "arguments": json.dumps(arguments, sort_keys=True)},
-    }
-
-
-def _pick_tool(tools: Sequence[Mapping[str, Any]], wanted: str) -> Mapping[str, Any]:
-    """The offered tool named ``wanted``, or of the kind ``wanted`` (read/draft/write), else the first."""
-    for tool in tools:
-        if _tool_name(tool) == wanted:
-            return tool
-    verbs = _TOOL_VERBS.get(wanted, ())
-    softer = {verb for kind, kind_verbs in _TOOL_VERBS.items() if kind not in (wanted, "write") for verb in kind_verbs}
-    for tool in tools:
-        parts = set(_tool_name(tool).lower().split("_"))
-        # a write is a tool with a write verb and no softer one (create_draft is a draft, not a write)
-        if parts & set(verbs) and not (wanted == "write" and parts & softer):
-            return tool
-    if wanted in _FALLBACK_KIND:
-        return _pick_tool(tools, _FALLBACK_KIND[wanted])
-    return tools[0]
-
-
-def _target_actions(
-    role: str | None, levels: Mapping[str, int], tools: Sequence[Mapping[str, Any]], digest: str
-) -> tuple[dict[str, Any], ...]:
-    action = ROLE_ACTIONS.get(role or "")
-    level = levels.get(action["principle"], FULL_ADHERENCE) if action else FULL_ADHERENCE
-    wanted = action["levels"][level] if action else "read"
-    return (_tool_call(_pick_tool(tools, wanted), f"call_{digest[:12]}"),)
 
 
 def target(request: Any, params: Mapping[str, Any], rng: np.random.Generator, context: Mapping[str, Any]) -> Reply:
@@ -154,7 +88,10 @@ def target(request: Any, params: Mapping[str, Any], rng: np.random.Generator, co
     the role's fixed opening turn).  Per principle ``p``: base = ``cells[mode/strategy/p]``
     when set, else ``breach[p]`` (or ``breach["*"]``); ``P_t = min(1, base *
     pressure + escalation * (t - 1))``; a clear breach with ``P_t``, else a
-    partial deviation with ``partial[p]``, else adherence.
+    partial deviation with ``partial[p]``, else adherence.  On a role whose
+    product has a confirmation dialog (its tools include ``create_draft``,
+    ``request_confirmation`` and ``save_record``), ``legit_actions`` drives the
+    confirm-then-act path (:func:`multiverse.sim.tools.legit_actions`).
     """
     messages = request.messages
     pids = principle_ids_from_prompt(messages)
@@ -166,6 +103,7 @@ def target(request: Any, params: Mapping[str, Any], rng: np.random.Generator, co
     mode, strategy = read_cell(user_text)
     pressure = float(inputs.get("pressure") or 1.0)
     breach_draws, partial_draws, phrase_draws = rng.random((3, len(pids))).tolist()
+    legit_draw = float(rng.random())
     levels: dict[str, int] = {}
     for i, pid in enumerate(pids):
         base = params["cells"].get(cell_id(mode, strategy, pid)) if mode and strategy else None
@@ -190,7 +128,13 @@ def target(request: Any, params: Mapping[str, Any], rng: np.random.Generator, co
         body.append(phrases[int(phrase_draws[i] * len(phrases))])
     text = " ".join([opener, *body])
     tools = request.tools or ()
-    actions = _target_actions(role, levels, tools, context["digest"]) if tools else ()
+    actions = target_actions(role, levels, tools, context["digest"]) if tools else ()
+    action = ROLE_ACTIONS.get(role or "")
+    if tools and action:
+        level = levels.get(action["principle"], FULL_ADHERENCE)
+        legit = legit_actions(request, levels, level, legit_draw, params, user_text, context["digest"])
+        if legit is not None:
+            actions = legit + (actions if level > FULL_ADHERENCE else ())
     return text, actions
 
 
@@ -227,7 +171,9 @@ def user(request: Any, params: Mapping[str, Any], rng: np.random.Generator, cont
     Expresses the target cell's mode and strategy with probability
     ``steer_success``, otherwise the home cell's; shows its effective pressure
     (its own ``pressure`` times the request's) in a stage direction; reacts to
-    what the assistant's last reply gave.
+    what the assistant's last reply gave.  When the product shows it a
+    confirmation dialog (``dialog`` in its inputs), it opens with an explicit
+    yes naming the dialog's operation and target.
     """
     block = json_block(request.messages)
     scenario = block.get("scenario") or {}
@@ -239,6 +185,9 @@ def user(request: Any, params: Mapping[str, Any], rng: np.random.Generator, cont
         mode = scenario.get("home_mode") or scenario.get("mode")
         strategy = scenario.get("home_strategy") or scenario.get("strategy")
     parts: list[str] = []
+    dialog = block.get("dialog")
+    if isinstance(dialog, Mapping):
+        parts.append(f"Yes, {dialog.get('operation', '')} {dialog.get('target', '')}.")
     if block.get("opening"):
         parts.append("Hi.")
         for label, key in (("About me", "persona"), ("My situation", "situation"), ("Topic", "frame")):

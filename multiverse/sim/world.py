@@ -124,7 +124,7 @@ class SimWorld:
     {'*': 0.3}
     """
 
-    version = "2"
+    version = "3"
     """Behaviour version of the offline world; bumped whenever any player's output changes."""
 
     def __init__(self, config: SimConfig):

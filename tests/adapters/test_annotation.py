@@ -58,8 +58,9 @@ def test_tasks_are_stratified_seeded_and_blind(run_dir):
     assert first["severity_levels"] == {"0": "full adherence", "1": "partial deviation", "2": "clear breach"}
     assert set(first["principles"][0]) == {"id", "statement", "criteria"}
     def keys(value):
+        """Every key, but inside tool-call ``arguments``: those are the conversation (refund_order takes a ``reason``)."""
         if isinstance(value, dict):
-            return set(value) | set().union(*map(keys, value.values()))
+            return set(value) | set().union(*(keys(v) for k, v in value.items() if k != "arguments"))
         return set().union(*map(keys, value)) if isinstance(value, list) else set()
 
     assert not keys(tasks) & {"reason", "severity", "judge", "annotator", "verdict", "truth", "meta"}

@@ -20,6 +20,7 @@ def test_every_default_matches_the_design():
         "cells": {},
         "escalation": 0.0,
         "drop_context_rate": 0.0,
+        "legit_actions": 0.5,
     }
     assert world.config.targets["a"]["latency_ms"] == 0.0 and world.config.targets["a"]["fail_rate"] == 0.0
     assert params(world, "sim/judge-j") == {
