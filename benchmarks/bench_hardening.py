@@ -168,19 +168,24 @@ def _run_file(tree: Path, name: str, *, timeout_s: float, extra: list[str]) -> d
             return {name: ("error", f"no result within {timeout_s:.0f} s")}
         if not report.exists():
             return {name: ("error", "pytest wrote no report")}
-        results = {}
-        for case in ET.parse(report).getroot().iter("testcase"):
-            path = case.get("classname", "").replace(".", "/") + ".py"
-            outcome, message = "passed", ""
-            for tag in ("failure", "error", "skipped"):
-                found = case.find(tag)
-                if found is not None:
-                    outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[tag]
-                    lines = (found.get("message") or "").strip().splitlines()[:1]
-                    message = lines[0][:160] if lines else ""
-                    break
-            results[f"{path}::{case.get('name')}"] = (outcome, message)
-        return results
+        return parse_report(report)
+
+
+def parse_report(report: Path) -> dict[str, tuple[str, str]]:
+    """A JUnit XML report as {test id: (outcome, first line of its message)}."""
+    results = {}
+    for case in ET.parse(report).getroot().iter("testcase"):
+        path = case.get("classname", "").replace(".", "/") + ".py"
+        outcome, message = "passed", ""
+        for tag in ("failure", "error", "skipped"):
+            found = case.find(tag)
+            if found is not None:
+                outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[tag]
+                lines = (found.get("message") or "").strip().splitlines()[:1]
+                message = lines[0][:160] if lines else ""
+                break
+        results[f"{path}::{case.get('name')}"] = (outcome, message)
+    return results
 
 
 def run_tests(tree: Path, *, timeout_s: float, reviewed: bool) -> dict[str, tuple[str, str]]:
@@ -209,17 +214,11 @@ def _cell(found: dict[str, tuple[str, str]], *, want: str) -> str:
     return text + (f" ({absent} API absent)" if absent else "")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", type=Path, required=True, help="a checkout of the reviewed commit")
-    parser.add_argument("--timeout-s", type=float, default=900.0, help="bound on each test file's pytest run")
-    args = parser.parse_args(argv)
-    prepare_base(args.base)
-    before = run_tests(args.base, timeout_s=args.timeout_s, reviewed=True)
-    after = run_tests(REPO, timeout_s=args.timeout_s, reviewed=False)
-    print("| finding | test | failed before | passes now | what the reviewed code did (first failing case) |")
-    print("| --- | --- | --- | --- | --- |")
-    bad = defaultdict(list)
+def table(before: dict[str, tuple[str, str]], after: dict[str, tuple[str, str]]) -> tuple[list[str], dict[str, list[str]]]:
+    """The markdown rows (finding, test, failed before, passes now, example) and the findings that fall short."""
+    rows = ["| finding | test | failed before | passes now | what the reviewed code did (first failing case) |",
+            "| --- | --- | --- | --- | --- |"]
+    bad: dict[str, list[str]] = defaultdict(list)
     for finding, tests in FINDINGS.items():
         failed_before = 0
         for test in tests:
@@ -228,11 +227,23 @@ def main(argv: list[str] | None = None) -> int:
             if not new or any(o in ("failed", "error") for o, _ in new.values()):
                 bad[finding].append(f"{test} fails now")
             example = next((m for o, m in old.values() if o in ("failed", "error")), "")
-            example = example.replace("|", "\\|")
-            print(f"| {finding} | `{test.split('/', 1)[1]}` | {_cell(old, want='failed|error')} | "
-                  f"{_cell(new, want='passed|skipped')} | {example} |")
+            rows.append(f"| {finding} | `{test.split('/', 1)[1]}` | {_cell(old, want='failed|error')} | "
+                        f"{_cell(new, want='passed|skipped')} | {example.replace('|', '/')} |")
         if failed_before == 0:
             bad[finding].append("no case failed on the reviewed code")
+    return rows, bad
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", type=Path, required=True, help="a checkout of the reviewed commit")
+    parser.add_argument("--timeout-s", type=float, default=1800.0, help="bound on each test file's pytest run")
+    args = parser.parse_args(argv)
+    prepare_base(args.base)
+    before = run_tests(args.base, timeout_s=args.timeout_s, reviewed=True)
+    after = run_tests(REPO, timeout_s=args.timeout_s, reviewed=False)
+    rows, bad = table(before, after)
+    print("\n".join(rows))
     for finding, problems in bad.items():
         print(f"{finding}: {'; '.join(problems)}", file=sys.stderr)
     return 1 if bad else 0
