@@ -166,9 +166,12 @@ def to_long(
 
     Raises
     ------
+    ValueError
+        If ``cube`` is not a judgment cube (:func:`check_cube` names how).
     FileNotFoundError
         If ``reasons`` is asked for and no transcript store is found.
     """
+    check_cube(cube)
     sev = cube["severity"].transpose(*S.SEVERITY_DIMS)
     frame = sev.to_dataframe(name="severity").reset_index()
     if "truth" in cube:

@@ -28,6 +28,8 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from multiverse._process import process_alive
+
 __all__ = ["save_cube", "open_cube", "replace_dir", "check_output_dir", "OutputDirError", "CUBE_NAMES", "MANIFEST_NAME"]
 
 CUBE_NAMES = ("cube.nc", "cube.zarr")
@@ -225,18 +227,6 @@ def check_output_dir(
     return real
 
 
-def _process_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _remove_stale_staging(target: Path) -> None:
     """Remove ``.<name>.new-<pid>-*`` / ``.<name>.old-<pid>-*`` folders left by writers that died."""
     try:
@@ -247,7 +237,7 @@ def _remove_stale_staging(target: Path) -> None:
         match = _STAGING.match(entry.name)
         if match is None or match["name"] != target.name:
             continue
-        if match["pid"] is None or not _process_alive(int(match["pid"])):
+        if match["pid"] is None or not process_alive(int(match["pid"])):
             shutil.rmtree(entry.path, ignore_errors=True)
 
 

@@ -69,10 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         module = importlib.import_module(_module_name(name))
     except ModuleNotFoundError as exc:
-        if exc.name == _module_name(name):
-            print(f"multiverse {name}: not available in this build", file=sys.stderr)
-            return 2
-        raise
+        missing = "not available in this build" if exc.name == _module_name(name) else f"needs {exc.name!r}, not installed"
+        print(f"multiverse {name}: {missing}", file=sys.stderr)
+        return 2
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001  a broken import ends as one documented line too
+        from multiverse.cli._guard import report_failure
+
+        return report_failure(name, exc)
     sub = argparse.ArgumentParser(prog=f"multiverse {name}", description=SUBCOMMANDS[name])
     module.add_arguments(sub)
     args = sub.parse_args(rest)

@@ -7,12 +7,13 @@ one line on stderr and an exit code:
 code  meaning
 ====  =========================================================================
 0     success
-1     a violation or a blocking result (e.g. ``inspect`` on a violating case),
-      or an internal error: one line naming the file the redacted traceback
-      was written to (:func:`write_traceback`)
+1     a violation or a blocking result (e.g. ``inspect`` on a violating case)
 2     bad input: an invalid spec, a refused or unwritable output folder, an
       unusable cache, a bad option value (:class:`CommandError`)
 3     stopped short, resumable: a spend cap or an offline cache miss
+70    an internal error (a bug, never a verdict on the input): one line naming
+      the file the redacted traceback was written to (:func:`write_traceback`);
+      ``EX_SOFTWARE`` of ``sysexits.h``, so it cannot be read as a violation
 130   interrupted (Ctrl-C): one line saying how to resume
 ====  =========================================================================
 
@@ -36,10 +37,12 @@ from typing import Any, TextIO
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILED",
+    "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_STOPPED",
     "CommandError",
+    "report_failure",
     "run_command",
     "write_traceback",
 ]
@@ -48,6 +51,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_STOPPED = 3
+EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 UNREDACTED_COMMANDS = frozenset({"inspect"})
 """Commands whose output is not passed through the redaction (see the module docstring)."""
@@ -121,8 +125,8 @@ def _say(command: str, message: object) -> None:
     print(f"multiverse {command}: {' '.join(str(message).split())}", file=sys.stderr)
 
 
-def _handle(command: str, exc: BaseException) -> int:
-    """Report ``exc`` as documented; return the exit code."""
+def report_failure(command: str, exc: BaseException) -> int:
+    """Report ``exc``, raised by ``command``, as one documented line on stderr; return the exit code."""
     if isinstance(exc, KeyboardInterrupt):
         hint = RESUME_HINTS.get(command)
         _say(command, f"interrupted{f'; {hint}' if hint else ''}")
@@ -145,7 +149,7 @@ def _handle(command: str, exc: BaseException) -> int:
     except OSError as error:
         path = f"(not written: {error.strerror})"
     _say(command, f"internal error ({type(exc).__name__}: {str(exc)[:200]}); traceback in {path}")
-    return EXIT_FAILED
+    return EXIT_INTERNAL
 
 
 def run_command(command: str, main: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:
@@ -160,7 +164,7 @@ def run_command(command: str, main: Callable[[argparse.Namespace], int | None], 
     except BrokenPipeError:
         raise
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001  every failure ends as one documented line
-        return _handle(command, exc)
+        return report_failure(command, exc)
     finally:
         if sys.stdout is not streams[0]:
             for stream in (sys.stdout, sys.stderr):

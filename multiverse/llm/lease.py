@@ -6,10 +6,14 @@ key is *leased* before its call: a row in the cache database's ``leases``
 table names the holder and an expiry.  Another process that misses the same
 key finds the lease held, waits, and reads the holder's response from the
 cache once it is stored; if the holder's call failed (nothing stored) or the
-holder died, the waiter takes the lease and calls itself.  A holder on the same
-machine is known dead as soon as its process is gone; a holder elsewhere once
-its lease expired (it renews the lease while its call, with retries and
-backoff, is still running).
+holder died, the waiter takes the lease and calls itself.  Every lease expires
+``ttl_s`` (default :data:`LEASE_TTL_S`) after it was taken or last renewed; its
+holder renews it every third of that while its call, with retries and backoff,
+is still running (a heartbeat).  So a holder that died, on this machine or on
+another one sharing the cache, blocks the key for at most one TTL; one on this
+machine is known dead at once, by its pid.  A holder that lives but stopped
+renewing (a frozen process) loses its lease at expiry too: at worst a request
+is paid twice, never waited on for ever.
 
 Why a lease row rather than an advisory file lock: the cache is already one
 SQLite database whose transactions serialise writers across processes, a row
@@ -28,6 +32,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
+from multiverse._process import process_alive
+
 if TYPE_CHECKING:
     from multiverse.llm.cache import Cache, CacheEntry
 
@@ -35,7 +41,6 @@ __all__ = ["LEASE_TTL_S", "holder_id", "single_flight"]
 
 LEASE_TTL_S = 60.0
 """How long a lease holds without renewal: the longest wait a dead holder on another machine can cause."""
-_RENEW_EVERY_S = LEASE_TTL_S / 3
 _POLL_S = (0.01, 0.5)
 """First and largest wait between looks at a key another process holds."""
 _HOST = socket.gethostname()
@@ -50,19 +55,10 @@ def holder_id() -> str:
     return _HOLDERS[pid]
 
 
-def _local_holder_alive(holder: str) -> bool | None:
-    """Whether a holder on this machine still runs; ``None`` for a holder elsewhere (or unreadable)."""
-    rest = holder.split(":")
-    if len(rest) < 3 or ":".join(rest[:-2]) != _HOST or not rest[-2].isdigit():
-        return None
-    pid = int(rest[-2])
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _local_holder_dead(holder: str) -> bool:
+    """Whether ``holder`` (``host:pid:random``) is a process of this machine that is gone."""
+    host, _, rest = holder.rpartition(":")[0].rpartition(":")
+    return host == _HOST and rest.isdigit() and not process_alive(int(rest))
 
 
 def _take(cache: Cache, key: str, *, ttl_s: float) -> bool:
@@ -71,10 +67,8 @@ def _take(cache: Cache, key: str, *, ttl_s: float) -> bool:
     with conn:
         conn.execute("BEGIN IMMEDIATE")
         row = conn.execute("SELECT holder, expires FROM leases WHERE key = ?", (key,)).fetchone()
-        if row is not None and row[0] != holder_id():
-            alive = _local_holder_alive(row[0])
-            if alive or (alive is None and row[1] >= now):
-                return False
+        if row is not None and row[0] != holder_id() and row[1] >= now and not _local_holder_dead(row[0]):
+            return False
         conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, holder_id(), now + ttl_s))
     return True
 
@@ -87,7 +81,7 @@ def _release(cache: Cache, key: str) -> None:
 
 async def _renew(cache: Cache, key: str, ttl_s: float) -> None:
     while True:
-        await asyncio.sleep(_RENEW_EVERY_S)
+        await asyncio.sleep(ttl_s / 3)
         _take(cache, key, ttl_s=ttl_s)
 
 

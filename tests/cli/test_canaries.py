@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
+import zlib
+from pathlib import Path
 
 import pytest
 import yaml
@@ -16,6 +19,24 @@ PARAM_CANARY = "canaryparamkey55555"
 HEADER_CANARY = "canaryheadervalue4242"
 AUTH_PARAM_CANARY = "canaryrejectedkey31337"
 CANARIES = (ENV_CANARY, URL_CANARY, PARAM_CANARY, HEADER_CANARY, AUTH_PARAM_CANARY)
+
+
+def _database_cells(path: Path) -> list[str]:
+    """Every cell of every table of a SQLite file as text, compressed payloads inflated."""
+    cells = []
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            for row in conn.execute(f'SELECT * FROM "{table}"'):
+                for cell in row:
+                    if isinstance(cell, bytes):
+                        try:
+                            cell = zlib.decompress(cell)
+                        except zlib.error:
+                            pass
+                        cell = cell.decode("utf-8", "replace")
+                    cells.append(str(cell))
+    return cells
 
 
 def _experiment(good: str, rejecting: str, failing: str) -> dict:
@@ -32,7 +53,7 @@ def _experiment(good: str, rejecting: str, failing: str) -> dict:
     )
 
 
-def test_no_canary_reaches_any_output_file_or_stream(tmp_path, experiment_file, cli, monkeypatch, caplog):
+def test_no_canary_reaches_any_output_file_or_stream(tmp_path, experiment_file, cli, monkeypatch, caplog, recwarn):
     monkeypatch.setenv("OPENAI_API_KEY", ENV_CANARY)
     monkeypatch.setattr("multiverse.llm.retry.Backoff.delay_s", lambda self, attempt, retry_after=None, rng=None: 0.0)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
@@ -57,10 +78,15 @@ def test_no_canary_reaches_any_output_file_or_stream(tmp_path, experiment_file, 
         assert rejecting.faults["auth"] > 0 and failing.faults["server_error"] > 1  # 401s and retried 500s happened
         assert good.bearer_tokens[PARAM_CANARY] > 0  # the key reached the endpoint
     assert "auth_error" in caplog.text and "server_error" in caplog.text
-    texts = streams + [caplog.text]
+    texts = streams + [caplog.text] + [str(warning.message) for warning in recwarn]
+    databases = []
     for file in tmp_path.rglob("*"):
         if file.is_file() and file.name != path.name:
             texts.append(file.read_bytes().decode("utf-8", "replace"))
+            if file.read_bytes()[:16] == b"SQLite format 3\x00":
+                texts.extend(_database_cells(file))  # rows, the zlib-compressed replay payloads among them
+                databases.append(file.name)
+    assert {"calls.sqlite3", "transcripts.sqlite"} <= set(databases), databases
     for canary in CANARIES:
         leaks = [text[max(0, text.find(canary) - 120) : text.find(canary) + 30] for text in texts if canary in text]
         assert not leaks, (canary, leaks)

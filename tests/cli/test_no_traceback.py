@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 
 import pytest
@@ -184,7 +185,7 @@ def test_ctrl_c_ends_with_one_line_saying_how_to_resume(experiment_file, tmp_pat
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("multiverse.run.runner.execute_units", interrupted)
+    monkeypatch.setattr(importlib.import_module("multiverse.run.runner"), "execute_units", interrupted)
     code, out, err = cli("run", experiment_file(), "--out", tmp_path / "out", "--cache", tmp_path / "cache")
     assert code == 130
     assert err.strip().splitlines() == [
@@ -198,10 +199,10 @@ def test_an_internal_error_is_one_line_naming_the_written_traceback(experiment_f
     def broken(*args, **kwargs):
         raise ZeroDivisionError("tracebacksecret123 in a bug")
 
-    monkeypatch.setattr("multiverse.run.runner.execute_units", broken)
+    monkeypatch.setattr(importlib.import_module("multiverse.run.runner"), "execute_units", broken)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     code, out, err = cli("run", experiment_file(), "--out", tmp_path / "o", "--cache", tmp_path / "cache")
-    assert code == 1 and "Traceback" not in out + err
+    assert code == 70 and "Traceback" not in out + err  # a bug is neither a violation (1) nor bad input (2)
     (line,) = err.strip().splitlines()
     assert line.startswith("multiverse run: internal error (ZeroDivisionError") and "tracebacksecret123" not in line
     written = line.rsplit("traceback in ", 1)[1]
@@ -224,3 +225,27 @@ def test_redacted_output_passes_whole_lines_and_progress_redraws_through():
     stream.write("tail")
     stream.flush()
     assert sink.getvalue().endswith("\rtail")
+
+
+@pytest.mark.parametrize(
+    ("raised", "code", "says"),
+    [
+        pytest.param(ModuleNotFoundError("No module named 'zarr'", name="zarr"), 2, "needs 'zarr', not installed",
+                     id="a-missing-dependency-is-bad-input"),
+        pytest.param(SyntaxError("broken build"), 70, "internal error (SyntaxError", id="a-broken-module-is-internal"),
+    ],
+)
+def test_a_subcommand_that_cannot_be_imported_ends_in_one_line(raised, code, says, cli, monkeypatch, tmp_path):
+    real = importlib.import_module
+
+    def failing(name, *args, **kwargs):
+        if name == "multiverse.cli.show_cmd":
+            raise raised
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib, "import_module", failing)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    exit_code, out, err = cli("show", tmp_path / "run")
+    assert exit_code == code and "Traceback" not in out + err
+    (line,) = err.strip().splitlines()
+    assert line.startswith("multiverse show: ") and says in line

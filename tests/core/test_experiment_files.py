@@ -92,7 +92,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("top", "dims", "field", "message"), CASES)
-def test_problem_is_located_and_named(write_experiment, tiny_experiment, top, dims, field, message):
+def test_problem_is_located_and_named(write_experiment, tiny_experiment, top, dims, field, message, capsys):
+    from multiverse.cli import main
+
     data = tiny_experiment(**top)
     data["dims"].update(dims)
     path = write_experiment(data)
@@ -101,6 +103,9 @@ def test_problem_is_located_and_named(write_experiment, tiny_experiment, top, di
     problem = next(p for p in problems if p.field == field)
     assert problem.line is not None and problem.line >= 1
     assert str(problem).startswith(f"{path}:{problem.line}: {field}: ")
+    assert main(["validate", str(path)]) == 2  # and the command says the same, without a traceback
+    out, err = capsys.readouterr()
+    assert str(problem) in out.splitlines() and "Traceback" not in out + err
     with pytest.raises(SpecError):
         multiverse.load_experiment(path)
 

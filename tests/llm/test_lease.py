@@ -100,7 +100,7 @@ def test_a_lease_of_a_dead_process_on_this_machine_is_taken_over_before_it_expir
                 return entry
 
         assert asyncio.run(take()) is None  # taken at once, not after an hour
-        _hold(cache, "k", alive, time.time() - 1)  # a live local holder keeps its lease even past expiry
+        _hold(cache, "k", alive, time.time() + 3600)  # a live local holder keeps an unexpired lease
 
         async def wait_briefly():
             async with single_flight(cache, "k"):
@@ -111,3 +111,19 @@ def test_a_lease_of_a_dead_process_on_this_machine_is_taken_over_before_it_expir
             raise AssertionError("a live holder's lease was taken")
         except asyncio.TimeoutError:
             pass
+        _hold(cache, "k", alive, time.time() - 1)  # ... until it expires: a frozen holder cannot block for ever
+        asyncio.run(asyncio.wait_for(wait_briefly(), timeout=5))
+
+
+def test_a_holder_renews_its_lease_while_its_call_runs(tmp_path):
+    """The heartbeat: a call longer than the lease's time-out keeps its lease, so no other machine takes it."""
+    with Cache(tmp_path / "cache") as cache:
+
+        async def long_call():
+            async with single_flight(cache, "k", ttl_s=0.3):
+                await asyncio.sleep(1.0)
+                return cache.connection().execute("SELECT holder, expires FROM leases WHERE key = 'k'").fetchone()
+
+        started = time.time()
+        holder, expires = asyncio.run(long_call())
+        assert holder == holder_id() and expires > started + 1.0  # renewed after the first 0.3 s ran out
