@@ -97,18 +97,28 @@ def expanded_percentile_interval(draws: np.ndarray, *, ci: float, n_clusters: in
     return np.moveaxis(nan_quantiles(draws, [tail, 1 - tail]), 0, -1)
 
 
-def resampling_p_value(null: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """``(1 + #{null >= observed}) / (1 + B)`` along axis 0: never 0 (Davison & Hinkley 1997, eq. 4.11).
+def resampling_p_value(null: np.ndarray, observed: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
+    """``(1 + #{null > observed} + U #{null == observed}) / (1 + B)`` along axis 0, never 0.
 
-    ``B`` counts the finite null draws only (a draw whose statistic is undefined
-    is no evidence either way), and an undefined observed statistic, or one
-    with no finite draw, has an undefined p-value (NaN), never a small one.
+    The +1 counts the observed statistic among the draws (Davison & Hinkley
+    1997, eq. 4.11).  Null draws tied with the observed value count with a
+    uniform weight ``U`` (one draw of ``rng`` per statistic): the randomised
+    test of a discrete statistic (Lehmann & Romano 2005, Testing Statistical Hypotheses, ch. 3), whose
+    size is the nominal level instead of the largest attainable level below it
+    (a share of 12 specifications takes 13 values, and counting every tie as
+    extreme made its 5% test reject 2.8%).  A continuous statistic has no ties
+    and gets the plain ``(1 + k) / (1 + B)``.  ``B`` counts the finite null
+    draws only (a draw whose statistic is undefined is no evidence either
+    way), and an undefined observed statistic, or one with no finite draw, has
+    an undefined p-value (NaN), never a small one.
     """
     finite = np.isfinite(null)
-    extreme = (finite & (null >= observed - 1e-12)).sum(axis=0)
+    greater = (finite & (null > observed + 1e-12)).sum(axis=0)
+    tied = (finite & (np.abs(null - observed) <= 1e-12)).sum(axis=0)
     draws = finite.sum(axis=0)
+    weight = rng.uniform(size=np.shape(observed))
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = (1 + extreme) / (1 + draws)
+        p = (1 + greater + weight * tied) / (1 + draws)
     return np.where(np.isfinite(observed) & (draws > 0), p, np.nan)
 
 

@@ -27,7 +27,7 @@ from multiverse import _schema as S
 from multiverse.analysis._agreement_stats import UNITS_PER_CHUNK, accumulate, bootstrap_sums
 from multiverse.analysis._bootstrap import cluster_weights, percentile_interval, with_interval
 from multiverse.cube import with_truth_judge
-from multiverse.score import list_standards, standard_codes
+from multiverse.score import check_severity, list_standards, standard_codes
 
 __all__ = ["METRICS", "MULTI_RATER_METRICS", "agreement", "agreement_ci", "metric_from_tables",
            "multi_rater_metric", "pair_table_draws", "pair_tables", "ratings"]
@@ -136,15 +136,25 @@ def ratings(
 
     Returns a DataArray with the rater dim ``dim`` last.  With ``include_truth``
     the cube's planted ``truth`` joins the judges as the rater ``"truth"``
-    (through :func:`multiverse.cube.with_truth_judge`).
+    (through :func:`multiverse.cube.with_truth_judge`).  Every agreement
+    analysis reads the cube through here.
+
+    Raises
+    ------
+    ValueError
+        When ``severity`` (or the joined ``truth``) is not int8 codes in -2..2
+        (:func:`multiverse.score.check_severity`): a NaN left by ``where`` is
+        never read as a rating.
     """
     if dim not in cube["severity"].dims:
         raise ValueError(f"agreement: dim {dim!r} is not a dim of the cube's severity {cube['severity'].dims}")
+    check_severity(cube["severity"])
     if include_truth:
         if "truth" not in cube:
             raise ValueError("agreement: include_truth=True but the cube has no 'truth' variable")
         if dim != "judge":
             raise ValueError("agreement: the truth can join only the judge dim as a rater")
+        check_severity(cube["truth"], name="truth")
         cube = with_truth_judge(cube[["severity", "truth"]])
     severity = cube["severity"].reset_coords(drop=True)
     if standard is None:

@@ -92,14 +92,62 @@ def test_score_refuses_severity_that_is_not_int8_codes(mutate, shown):
     assert "\n" not in message and "severity" in message and shown in message
 
 
-def test_analyses_refuse_a_nan_masked_cube():
-    from multiverse.analysis import cell_rates, noise_floor, spec_curve, variance_decomposition
+def _half_labelled(cube, human):
+    """The cube with ``human``'s judgments of the second half of the items taken away."""
+    unlabelled = (cube["judge"] == human) & (cube["item"] >= cube.sizes["item"] // 2)
+    return cube.assign(severity=cube["severity"].where(~unlabelled, np.int8(-1)))
 
-    cube = planted_cube(items=4, judges={"j": {"missing": 0.2}, "k": {}})
-    masked = cube.where(cube["severity"] != -1)
-    for analysis in (noise_floor, variance_decomposition, cell_rates, lambda c: spec_curve(c, system="a")):
-        with pytest.raises(ValueError, match="int8"):
-            analysis(masked)
+
+def _every_analysis_of_a_cube():
+    """Every public analysis that reads a cube's severity, called with workable options."""
+    from multiverse import analysis as A
+    from multiverse.analysis.raters import pair_table_draws
+
+    def param(call, name):
+        return pytest.param(call, id=name)
+
+    return [
+        param(lambda c: A.agreement(c), "agreement-pairwise-severity"),
+        param(lambda c: A.agreement(c, metric="percent", standard="clear_breach"), "agreement-pairwise-standard"),
+        param(lambda c: A.agreement(c, metric="fleiss_kappa", raters=["j", "k"]), "agreement-fleiss-kappa-rater-set"),
+        param(lambda c: A.agreement(c, raters=["j", "k", "h"]), "agreement-krippendorff-alpha-rater-set"),
+        param(lambda c: A.agreement_ci(c, n_boot=3), "agreement-ci-pairwise"),
+        param(lambda c: A.agreement_ci(c, metric="fleiss_kappa", raters=["j", "k"], n_boot=3),
+              "agreement-ci-rater-set"),
+        param(lambda c: pair_table_draws(c, n_boot=3), "pair-table-draws"),
+        param(lambda c: A.latent_class(c), "latent-class-severity"),
+        param(lambda c: A.latent_class(c, standard="clear_breach"), "latent-class-standard"),
+        param(lambda c: A.calibration_table(c, humans=["j", "k"], n_boot=3), "calibration-table"),
+        param(lambda c: A.false_positive_diagnosis(c, humans=["j", "k"], judges=["h"]), "false-positive-diagnosis"),
+        param(lambda c: A.corrected_rate(_half_labelled(c.sel(system="a"), "k"), judge="h", human="k"), "corrected-rate"),
+        param(lambda c: A.spec_curve(c, system="a", n_boot=3), "spec-curve"),
+        param(lambda c: A.noise_floor(c), "noise-floor"),
+        param(lambda c: A.paired_differences(c, n_boot=3), "paired-differences"),
+        param(lambda c: A.clustered_se_of_rate(c), "clustered-se-of-rate"),
+        param(lambda c: A.rankings(c), "rankings"),
+        param(lambda c: A.rank_agreement(c), "rank-agreement"),
+        param(lambda c: A.win_shares(c), "win-shares"),
+        param(lambda c: A.variance_decomposition(c), "variance-decomposition"),
+        param(lambda c: A.cell_rates(c), "cell-rates"),
+        param(lambda c: A.cell_bounds(c), "cell-bounds"),
+    ]
+
+
+@pytest.mark.parametrize("analysis", _every_analysis_of_a_cube())
+@pytest.mark.parametrize(
+    "mutate, shown",
+    [
+        pytest.param(lambda c: c.where(c["severity"] != -1), "float32", id="nan-masked"),
+        pytest.param(lambda c: c.assign(severity=c["severity"].where(c["severity"] != 2, 7)), "7", id="code-7"),
+    ],
+)
+def test_every_analysis_refuses_severity_that_is_not_int8_codes(analysis, mutate, shown):
+    cube = planted_cube(items=4, systems={"a": 0.05, "b": 0.1}, judges={"j": {"missing": 0.2}, "k": {}, "h": {}})
+    analysis(cube)  # the options work on the valid cube
+    with pytest.raises(ValueError) as info:
+        analysis(mutate(cube))
+    message = str(info.value)
+    assert "\n" not in message and "severity" in message and shown in message and "-2..2" in message
 
 
 def test_an_experiments_standards_and_rules_are_the_scores_defaults(tmp_path):
