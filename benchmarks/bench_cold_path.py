@@ -14,7 +14,10 @@ conversation, the marginal CPU per conversation between the smallest and the
 largest size (start-up cancels out), and their ratio against the baseline; checks
 the target, marginal CPU per conversation at most half the baseline's, and that
 both trees' cubes are identical (a cheaper cold path must not change a result).
-Exits 1 when the cubes differ or the target is missed.
+Then times ``import multiverse; multiverse.score`` against ``import xarray`` in
+fresh interpreters of this checkout (medians of interleaved pairs, CPU and
+wall), against the target of at most 0.15 s more.
+Exits 1 when the cubes differ or a target is missed.
 """
 
 from __future__ import annotations
@@ -105,11 +108,38 @@ def _measure(trees: dict[str, Path], sizes: list[int], rounds: int, folder: Path
     return results, same
 
 
+IMPORT_TARGET_S = 0.15
+_SCORE_IMPORT = "import multiverse; multiverse.score"
+
+
+def _import_s(statement: str) -> tuple[float, float]:
+    code = (
+        "import time; w, c = time.perf_counter(), time.process_time(); "
+        f"{statement}; print(time.perf_counter() - w, time.process_time() - c)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    wall, cpu = out.stdout.split()
+    return float(wall), float(cpu)
+
+
+def bench_imports(*, repeats: int) -> dict[str, float]:
+    """Median paired differences (wall, CPU) of importing the scoring layer and importing xarray alone."""
+    _import_s(_SCORE_IMPORT), _import_s("import xarray")  # warm the file cache
+    pairs = [(_import_s(_SCORE_IMPORT), _import_s("import xarray")) for _ in range(repeats)]
+    out = {}
+    for i, clock in enumerate(("wall", "cpu")):
+        out[f"score_{clock}_s"] = statistics.median(p[0][i] for p in pairs)
+        out[f"xarray_{clock}_s"] = statistics.median(p[1][i] for p in pairs)
+        out[f"difference_{clock}_s"] = statistics.median(p[0][i] - p[1][i] for p in pairs)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="git revision to compare with")
     parser.add_argument("--items", type=int, nargs="+", default=[10, 40], help="quickstart sizes (items)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (medians are reported)")
+    parser.add_argument("--import-repeats", type=int, default=11, help="interleaved import pairs")
     args = parser.parse_args(argv)
     sizes = sorted(set(args.items))
     with tempfile.TemporaryDirectory(prefix="bench-cold-path-") as tmp:
@@ -140,6 +170,14 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"marginal CPU per conversation ({small} -> {large} items): baseline {marginal['baseline']:.1f} ms, "
             f"current {marginal['current']:.1f} ms, ratio {ratio:.2f} (target <= {TARGET_RATIO})"
+        )
+    imports = bench_imports(repeats=args.import_repeats)
+    for clock in ("cpu", "wall"):
+        difference = imports[f"difference_{clock}_s"]
+        met &= difference <= IMPORT_TARGET_S
+        print(
+            f"`{_SCORE_IMPORT}` - `import xarray`, {clock}: {1000 * difference:+.0f} ms "
+            f"({imports[f'score_{clock}_s']:.3f} s vs {imports[f'xarray_{clock}_s']:.3f} s; target <= +150 ms)"
         )
     print(f"cubes identical: {same}; {'met' if met else 'NOT met'}")
     return 0 if met else 1
