@@ -134,6 +134,17 @@ def judge_requests(
     encodings joined, :func:`multiverse.protocol.encode_inputs`), so the cache
     keys are too.
 
+    Parameters
+    ----------
+    role, transcript, spec, replicate
+        As for :func:`judge_request`.
+    turns
+        1-based assistant-turn indices, one request each, in this order.
+
+    Returns
+    -------
+    list of Request
+
     Raises
     ------
     ValueError
