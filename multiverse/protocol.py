@@ -26,7 +26,7 @@ from typing import Any
 
 from multiverse.llm.request import plain
 
-__all__ = ["PromptTemplate", "fenced_json", "load_template", "reply_json"]
+__all__ = ["PromptTemplate", "encode_inputs", "fenced_json", "load_template", "reply_json"]
 
 _REPLY_FENCE = re.compile(r"```(?:json)?[ \t]*\n(.*?)\n?```", re.DOTALL)
 
@@ -38,15 +38,21 @@ def json_default(value: Any) -> Any:
     return plain(value)
 
 
-def fenced_json(inputs: Any) -> str:
-    """The structured inputs as one fenced ``json`` block (sorted keys, one line).
+def encode_inputs(inputs: Any) -> str:
+    """The structured inputs as the one-line JSON text of the fenced block (sorted keys, ``", "`` and ``": "``).
 
     One line rather than indented: the standard library encodes indented JSON in
     pure Python, several times slower, and campaigns render tens of thousands
-    of prompts.
+    of prompts.  Without indentation the encoding of a value inside a container
+    is the value's own encoding, so callers may encode the parts of an input
+    once and join them (:func:`multiverse.judges.model.judge_requests` does).
     """
-    text = json.dumps(inputs, sort_keys=True, ensure_ascii=False, default=json_default)
-    return f"```json\n{text}\n```"
+    return json.dumps(inputs, sort_keys=True, ensure_ascii=False, default=json_default)
+
+
+def fenced_json(inputs: Any) -> str:
+    """The structured inputs as one fenced ``json`` block (sorted keys, one line: :func:`encode_inputs`)."""
+    return f"```json\n{encode_inputs(inputs)}\n```"
 
 
 @dataclass(frozen=True)
@@ -75,7 +81,11 @@ class PromptTemplate:
         KeyError
             If the template has a placeholder other than ``$inputs``.
         """
-        return string.Template(self.text).substitute(inputs=fenced_json(inputs)).strip()
+        return self.render_encoded(encode_inputs(inputs))
+
+    def render_encoded(self, encoded: str) -> str:
+        """The system message for inputs already encoded by :func:`encode_inputs` (see :meth:`render`)."""
+        return string.Template(self.text).substitute(inputs=f"```json\n{encoded}\n```").strip()
 
 
 def _read(path: Path) -> PromptTemplate:

@@ -23,6 +23,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from multiverse._canonical_json import fast_canonical
+
 __all__ = ["REASON_FIELDS", "Action", "Event", "Transcript", "TranscriptStore"]
 
 REASON_FIELDS = (
@@ -120,8 +122,10 @@ class Transcript:
     def digest(self) -> str:
         """Content address: sha256 of the canonical JSON without the id."""
         body = self.to_dict(include_id=False)
-        text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+        text = fast_canonical(body)
+        if text is None:
+            text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return hashlib.sha256(text).hexdigest()[:32]
 
     @property
     def assistant_events(self) -> tuple[Event, ...]:

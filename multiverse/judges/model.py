@@ -25,7 +25,7 @@ from multiverse.choices import ModelSpec
 from multiverse.judging import NO_REASON, REASON_CODES, JudgeContext, Judgment
 from multiverse.llm.request import Request
 from multiverse.llm.structured import agather_structured, response_format_for
-from multiverse.protocol import load_template, reply_json
+from multiverse.protocol import encode_inputs, load_template, reply_json
 from multiverse.transcript import Transcript
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "TEMPLATE_DIR",
     "ModelJudge",
     "judge_request",
+    "judge_requests",
     "judgment_schema",
     "parse_judgment",
     "transcript_inputs",
@@ -109,6 +110,78 @@ def _principle_inputs(role: Any) -> tuple[dict[str, Any], ...]:
     )
 
 
+@lru_cache(maxsize=64)
+def _inputs_head(role: Any) -> str:
+    """The encoded judge inputs before the transcript's events: the keys that sort before ``transcript``."""
+    parts = {
+        "context": role.context,
+        "principles": _principle_inputs(role),
+        "role": role.id,
+        "role_description": role.system_prompt,
+    }
+    return "{" + ", ".join(f"{encode_inputs(key)}: {encode_inputs(value)}" for key, value in parts.items())
+
+
+def judge_requests(
+    role: Any, transcript: Transcript, turns: Iterable[int], *, spec: ModelSpec, replicate: int = 0
+) -> list[Request]:
+    """The requests asking a model judge to score each of ``turns`` of one transcript (see :func:`judge_request`).
+
+    The role's inputs are encoded once per role and each event once per
+    transcript; the prompt of turn ``t`` joins the encoded events through
+    assistant turn ``t``.  The system messages are exactly those of
+    :func:`judge_request` (the one-line JSON of a container is its parts'
+    encodings joined, :func:`multiverse.protocol.encode_inputs`), so the cache
+    keys are too.
+
+    Parameters
+    ----------
+    role, transcript, spec, replicate
+        As for :func:`judge_request`.
+    turns
+        1-based assistant-turn indices, one request each, in this order.
+
+    Returns
+    -------
+    list of Request
+
+    Raises
+    ------
+    ValueError
+        If a turn is not an assistant turn of the transcript.
+    """
+    turns = list(turns)
+    n_turns = transcript.n_turns
+    for turn in turns:
+        if not 1 <= turn <= n_turns:
+            raise ValueError(f"judge_request: turn {turn} is outside the transcript's assistant turns 1..{n_turns}")
+    if not turns:
+        return []
+    template = load_template(spec.template or DEFAULT_TEMPLATE, directory=TEMPLATE_DIR)
+    events = [encode_inputs(item) for item in transcript_inputs(transcript)]
+    ends = [i + 1 for i, event in enumerate(transcript.events) if event.actor == "assistant"]
+    head = _inputs_head(role) + ', "transcript": ['
+    response_format = response_format_for(spec, judgment_schema(tuple(role.principle_ids)), name="judgment")
+    requests = []
+    for turn in turns:
+        encoded = f'{head}{", ".join(events[: ends[turn - 1]])}], "turn": {encode_inputs(turn)}}}'
+        messages = (
+            {"role": "system", "content": template.render_encoded(encoded)},
+            {"role": "user", "content": f"Judge assistant turn {turn} against every principle."},
+        )
+        requests.append(
+            Request.from_spec(
+                spec,
+                messages,
+                response_format=response_format,
+                replicate=replicate,
+                template_digest=template.digest,
+                purpose="judge",
+            )
+        )
+    return requests
+
+
 def judge_request(role: Any, transcript: Transcript, turn: int, *, spec: ModelSpec, replicate: int = 0) -> Request:
     """The request asking a model judge to score assistant turn ``turn`` against every principle.
 
@@ -138,31 +211,12 @@ def judge_request(role: Any, transcript: Transcript, turn: int, *, spec: ModelSp
     ------
     ValueError
         If ``turn`` is not an assistant turn of the transcript.
+
+    See Also
+    --------
+    judge_requests : every turn of one transcript, its encoding shared.
     """
-    if not 1 <= turn <= transcript.n_turns:
-        raise ValueError(f"judge_request: turn {turn} is outside the transcript's assistant turns 1..{transcript.n_turns}")
-    template = load_template(spec.template or DEFAULT_TEMPLATE, directory=TEMPLATE_DIR)
-    inputs = {
-        "role": role.id,
-        "role_description": role.system_prompt,
-        "context": role.context,
-        "principles": _principle_inputs(role),
-        "turn": turn,
-        "transcript": transcript_inputs(transcript.through_turn(turn)),
-    }
-    messages = (
-        {"role": "system", "content": template.render(inputs)},
-        {"role": "user", "content": f"Judge assistant turn {turn} against every principle."},
-    )
-    schema = judgment_schema(tuple(role.principle_ids))
-    return Request.from_spec(
-        spec,
-        messages,
-        response_format=response_format_for(spec, schema, name="judgment"),
-        replicate=replicate,
-        template_digest=template.digest,
-        purpose="judge",
-    )
+    return judge_requests(role, transcript, [turn], spec=spec, replicate=replicate)[0]
 
 
 def parse_judgment(text: str | None, principle_ids: Iterable[str]) -> tuple[dict[str, int], dict[str, str]] | None:
@@ -239,9 +293,9 @@ class ModelJudge:
         asked: list[tuple[int, int]] = []
         requests: list[Request] = []
         for index, (transcript, role) in enumerate(zip(transcripts, roles)):
-            for turn in range(1, min(transcript.n_turns, context.horizon) + 1):
-                asked.append((index, turn))
-                requests.append(judge_request(role, transcript, turn, spec=self.spec, replicate=context.replicate))
+            turns = range(1, min(transcript.n_turns, context.horizon) + 1)
+            asked.extend((index, turn) for turn in turns)
+            requests.extend(judge_requests(role, transcript, turns, spec=self.spec, replicate=context.replicate))
         responses = await agather_structured(context.client, requests) if requests else []
         by_transcript: dict[int, list[tuple[int, Any]]] = {}
         for (index, turn), response in zip(asked, responses):

@@ -20,6 +20,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from multiverse._canonical_json import fast_canonical
 from multiverse._schema import KEY_SCHEMA_VERSION
 from multiverse.llm.redact import register_secret, strip_url_credentials
 from multiverse.llm.request import Request, plain
@@ -67,6 +68,9 @@ class KeyedWorld(Protocol):
 
 def canonical_json(value: Any) -> str:
     """Return ``value`` as canonical JSON: sorted keys, no whitespace, no NaN."""
+    fast = fast_canonical(value)
+    if fast is not None:
+        return fast.decode()
     return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
@@ -133,4 +137,8 @@ def request_key(request: Request, *, world: KeyedWorld | None = None) -> str:
     world
         The offline world; needed only for ``sim/`` models.
     """
-    return hashlib.sha256(canonical_json(key_material(request, world=world)).encode()).hexdigest()
+    material = key_material(request, world=world)
+    text = fast_canonical(material)
+    if text is None:
+        text = canonical_json(material).encode()
+    return hashlib.sha256(text).hexdigest()

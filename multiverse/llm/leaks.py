@@ -45,9 +45,14 @@ def _texts(messages: Iterable[Mapping[str, Any]]) -> Iterable[tuple[int, str]]:
 
 
 def find_metadata(messages: Iterable[Mapping[str, Any]]) -> tuple[int, str] | None:
-    """The first simulator note in ``messages``: ``(message index, the note)``, or ``None``."""
+    """The first simulator note in ``messages``: ``(message index, the note)``, or ``None``.
+
+    Every note holds ``*(``: a text without it is skipped before the regular
+    expression, whose leading ``\\s*`` would otherwise be tried at every
+    position of a long judge prompt.
+    """
     for index, text in _texts(messages):
-        match = STAGE_DIRECTION.search(text)
+        match = STAGE_DIRECTION.search(text) if "*(" in text else None
         if match:
             return index, match.group(0).strip()
     return None

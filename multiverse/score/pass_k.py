@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import xarray as xr
-from scipy.special import comb
 
 __all__ = ["pass_hat_k", "pass_hat_k_kernel"]
 
@@ -22,8 +21,11 @@ def pass_hat_k_kernel(clean: np.ndarray, valid: np.ndarray, *, k: Sequence[int],
     for every k, so every k is estimated on the same items; C(c, k) / C(n, k)
     falls with k for each item, so the mean over that fixed set does too.
     ``scipy.special.comb`` gives the binomials (exact in float64 for the small
-    counts of replicates).
+    counts of replicates), imported here: importing :mod:`scipy.special` costs
+    more than the rest of :mod:`multiverse.score`.
     """
+    from scipy.special import comb
+
     c = (clean & valid).sum(axis=axis)[..., None].astype(float)
     n = valid.sum(axis=axis)[..., None].astype(float)
     kk = np.asarray(k, dtype=float)

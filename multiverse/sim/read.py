@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+import orjson
+
 from multiverse._schema import NOT_APPLICABLE
 from multiverse.sim.text import (
     MODE_PHRASES,
@@ -75,7 +77,11 @@ def _parse_block(text: str) -> dict[str, Any]:
     end = text.find("\n```", start + len(_FENCE_OPEN)) if start >= 0 else -1
     if end < 0:
         raise ValueError("sim: the system message carries no ```json block of structured inputs")
-    data = json.loads(text[start + len(_FENCE_OPEN) : end])
+    block = text[start + len(_FENCE_OPEN) : end]
+    try:
+        data = orjson.loads(block)
+    except orjson.JSONDecodeError:  # what orjson refuses (NaN, integers past 64 bits, lone surrogates) json reads
+        data = json.loads(block)
     if not isinstance(data, dict):
         raise ValueError("sim: the ```json block of the system message is not a JSON object")
     return data

@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from multiverse._canonical_json import fast_canonical
 from multiverse.choices import SIM_PREFIX, SIM_SECTIONS, sim_entry
 from multiverse.llm.request import Request, plain
 from multiverse.sim.config import SimConfig, SimConfigError, parse_sim_block
@@ -88,6 +89,9 @@ class SimReply:
 
 def _canonical(value: Any) -> bytes:
     """Canonical JSON bytes (sorted keys, no whitespace); frozen mappings are encoded as objects."""
+    fast = fast_canonical(value)
+    if fast is not None:
+        return fast
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=json_default).encode()
 
 
