@@ -46,7 +46,10 @@ def lazy_exports(
         module = table.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        imported = importlib.import_module(module)
+        # A name that is its own submodule (``multiverse.score``: a callable module) stays the
+        # module, so ``import multiverse.score.registry`` still finds the package afterwards.
+        value = imported if module == f"{package}.{name}" else getattr(imported, name)
         setattr(sys.modules[package], name, value)
         return value
 
