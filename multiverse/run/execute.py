@@ -214,21 +214,78 @@ async def _run_all(
 def _unit_job(
     experiment: dict[str, Any],
     source: str,
-    units: list[Unit],
-    cache: str,
-    specs_dir: str,
+    unit: Unit,
+    role: Any,
+    shipment: Any,
     offline: bool,
     replay: bool,
-) -> tuple[list[UnitResult], dict[str, Any]]:
-    """One joblib task: rebuild the experiment from plain data, run its units with its own client."""
-    from multiverse.specs import load_roles
+) -> tuple[UnitResult, dict[str, Any], Any]:
+    """One joblib task: rebuild the experiment from plain data and run one unit on the shipped responses.
+
+    The loaded ``role`` travels with the task, so workers need no specs folder.
+    The task never opens the cache: its client reads an in-memory cache seeded
+    with ``shipment`` and what it adds goes back to the driver
+    (:mod:`multiverse.run.shipping`).
+    """
+    from multiverse.run.replay import replay_key
+    from multiverse.run.shipping import seeded_cache, unpack_returned
 
     e = parse_experiment(experiment, source=source)
     plan = make_plan(e)
-    roles = load_roles(sorted({u.role for u in units}), specs_dir=specs_dir)
-    with make_client(e, cache, offline=offline) as client:
-        results = run_sync(_run_all(client, plan, units, roles, replay=replay))
-        return results, client.summary()
+    cache = seeded_cache(shipment)
+    try:
+        with make_client(e, cache, offline=offline) as client:
+            result = run_sync(run_or_replay(client, plan, unit, role, replay=replay))
+            summary = client.summary()
+        return result, summary, unpack_returned(cache, shipment, replay_key(plan, unit, role))
+    finally:
+        cache.close()
+
+
+def _run_shipped(
+    plan: Plan,
+    roles: Mapping[str, Any],
+    units: Sequence[Unit],
+    *,
+    cache: str | Path,
+    offline: bool,
+    replay: bool,
+) -> tuple[list[UnitResult], list[dict[str, Any]]]:
+    """Run units as joblib tasks that carry their cached responses; the driver alone writes the cache.
+
+    In offline mode a unit whose needs the cache does not know runs here, on
+    the driver's cache, so it is not reported missing when the responses are stored.
+    """
+    import joblib
+
+    from multiverse.llm import Cache
+    from multiverse.run.replay import replay_key
+    from multiverse.run.shipping import pack_shipment, store_returned
+
+    experiment = plan.experiment
+    results: dict[int, UnitResult] = {}
+    summaries: list[dict[str, Any]] = []
+    with Cache(cache) as store:
+        shipments: list[Any] = [pack_shipment(store, replay_key(plan, unit, roles[unit.role])) for unit in units]
+        remote = [i for i, s in enumerate(shipments) if s.known or not offline]
+        local = [i for i in range(len(units)) if i not in set(remote)]
+        tasks = (
+            joblib.delayed(_unit_job)(
+                experiment.to_dict(), experiment.source, units[i], roles[units[i].role], shipments[i], offline, replay
+            )
+            for i in remote
+        )
+        done = joblib.Parallel(return_as="generator")(tasks) if remote else ()
+        for i, (result, summary, returned) in zip(remote, done):
+            store_returned(store, [returned])
+            results[i], shipments[i] = result, None  # the driver keeps no shipment it sent
+            summaries.append(summary)
+        if local:
+            with make_client(experiment, store, offline=offline) as client:
+                found = run_sync(_run_all(client, plan, [units[i] for i in local], roles, replay=replay))
+                summaries.append(client.summary())
+            results.update(zip(local, found))
+    return [results[i] for i in range(len(units))], summaries
 
 
 def execute_units(
@@ -256,8 +313,10 @@ def execute_units(
         ``None``: every unit in one event loop on one client (model calls are
         I/O; concurrency comes from the client).  Otherwise a joblib backend
         name (``threading``, ``loky``, ``dask``, ``ray``, ...): units are spread
-        over its workers, one client per task, all on the same cache.  Spend
-        caps then apply per task.
+        over its workers, one unit and one client per task.  Workers never open
+        the cache: each task carries the responses its unit needs and returns
+        the new ones, which this process alone stores
+        (:mod:`multiverse.run.shipping`).  Spend caps then apply per task.
     n_jobs
         Workers for a joblib backend (default: the backend's).
     offline
@@ -283,14 +342,5 @@ def execute_units(
         from ray.util.joblib import register_ray
 
         register_ray()
-    experiment = plan.experiment
-    specs_dir = str(experiment.specs_dir())
     with joblib.parallel_config(backend=backend, n_jobs=n_jobs):
-        jobs = joblib.Parallel()(
-            joblib.delayed(_unit_job)(
-                experiment.to_dict(), experiment.source, [unit], str(cache), specs_dir, offline, replay
-            )
-            for unit in units
-        )
-    results = [result for batch, _ in jobs for result in batch]
-    return results, [summary for _, summary in jobs]
+        return _run_shipped(plan, roles, units, cache=cache, offline=offline, replay=replay)
