@@ -105,14 +105,20 @@ def save_cube(cube: xr.Dataset, path: str | Path) -> Path:
     return path
 
 
-def open_cube(path: str | Path) -> xr.Dataset:
-    """Read a cube written by :func:`save_cube` (or a run folder holding one) into memory.
+def open_cube(path: str | Path, *, lazy: bool = True) -> xr.Dataset:
+    """Open a cube written by :func:`save_cube` (or a run folder holding one), lazily by default.
 
     Parameters
     ----------
     path
         A ``.nc`` file, a ``.zarr`` folder, or a run output folder holding
         ``cube.nc`` or ``cube.zarr``.
+    lazy
+        ``True``: the variables are dask arrays in the file's own chunks (a
+        run's cube is chunked one rollout unit per chunk along the conversation
+        dims), read only when computed, so :func:`multiverse.score` and the
+        reductions after it go chunk by chunk.  ``False``: everything is read
+        into memory and the file closed.
 
     The cube's ``encoding["source"]`` names the file read (so the run's
     transcript store beside it can be found, e.g. by ``to_long(cube, reasons=True)``).
@@ -135,7 +141,10 @@ def open_cube(path: str | Path) -> xr.Dataset:
         raise FileNotFoundError(f"{path}: no such cube")
     try:
         if path.suffix == ".zarr":
-            cube = xr.open_zarr(path).load()
+            cube = xr.open_zarr(path, consolidated=None)
+            cube = cube if lazy else cube.load()
+        elif lazy:
+            cube = xr.open_dataset(path, engine="netcdf4", chunks={})
         else:
             with xr.open_dataset(path, engine="netcdf4") as ds:
                 cube = ds.load()
