@@ -121,6 +121,7 @@ def run(
     max_calls: int | None = None,
     max_cost_usd: float | None = None,
     progress: bool = False,
+    in_flight: int = STREAM_CONVERSATIONS,
 ) -> xr.Dataset:
     """Run an experiment: rollouts, then every judge on every transcript, into one cube.
 
@@ -170,6 +171,9 @@ def run(
     progress
         Show live progress, one ``tqdm.auto`` bar per layer (terminal or
         notebook; see :mod:`multiverse.run.progress`).
+    in_flight
+        With ``out`` and no ``backend``: how many conversations run at once
+        (whole rollout units, at least one), which bounds the run's memory.
 
     Returns
     -------
@@ -217,7 +221,7 @@ def run(
     attrs = redact_tree(provenance(plan, roles))
     options = dict(cache=cache_dir, backend=backend, n_jobs=n_jobs, offline=offline, replay=replay, progress=progress)
     if out is not None:
-        return _run_streamed(plan, roles, Path(out), attrs=attrs, started=started, options=options)
+        return _run_streamed(plan, roles, Path(out), attrs=attrs, started=started, options=options, window=in_flight)
     results, summaries = execute_units(plan, roles, **options)
     tally = RunTally()
     for result in results:
@@ -231,7 +235,7 @@ def run(
 
 def _run_streamed(
     plan: Plan, roles: Mapping[str, Any], out: Path, *, attrs: Mapping[str, Any], started: float,
-    options: Mapping[str, Any],
+    options: Mapping[str, Any], window: int,
 ) -> xr.Dataset:
     """Run into an output folder, writing each unit's cube part, transcripts and reasons as it finishes.
 
@@ -254,7 +258,7 @@ def _run_streamed(
                 store.put_reasons(reason_rows)
                 unparsed.writelines(unparsed_lines(result.records))
 
-            _, summaries = execute_units(plan, roles, **options, on_result=keep, window=STREAM_CONVERSATIONS)
+            _, summaries = execute_units(plan, roles, **options, on_result=keep, window=window)
         info = redact_tree(_run_summary(plan, tally, merge_summaries(summaries), time.perf_counter() - started))
         cube_store.finish(run_info=info)
         write_netcdf(staging / "cube.zarr", staging / "cube.nc")
