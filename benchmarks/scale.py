@@ -4,7 +4,7 @@
 quickstart experiment (36 rollout units) with ``items`` raised so that it holds
 at least that many conversations runs cold, in a fresh process, into an output
 folder (the streamed path: ``cube.zarr`` written unit by unit, then
-``cube.nc``); a second fresh process opens the run folder lazily and scores it
+``cube.nc``); a second fresh process opens its ``cube.zarr`` lazily and scores it
 (:func:`multiverse.score` under every standard and rule, then
 :func:`multiverse.pass_hat_k`).  Each line reports wall and CPU seconds, peak
 resident memory (the process's ``ru_maxrss``), the same per conversation, and
@@ -49,7 +49,7 @@ _SCORE = """
 import json, resource, sys, time
 import multiverse
 start = time.perf_counter()
-cube = multiverse.open_cube(sys.argv[1])
+cube = multiverse.open_cube(sys.argv[1] + "/cube.zarr")
 scores = multiverse.score(cube)
 rates = multiverse.pass_hat_k(scores, k=[1, 2]).compute()
 usage = resource.getrusage(resource.RUSAGE_SELF)
