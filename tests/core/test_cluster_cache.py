@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 import xarray as xr
 
-from multiverse import run
+from multiverse.run import run
 from multiverse.llm import Cache
 
 distributed = pytest.importorskip("distributed")

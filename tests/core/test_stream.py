@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
-import multiverse
-from multiverse import open_cube, run
+from multiverse.analysis.raters import agreement
+from multiverse.io import open_cube
+from multiverse.run import run
+from multiverse.score import pass_hat_k, score
 
 
 @pytest.fixture
@@ -44,12 +46,12 @@ def test_a_lazy_cube_is_chunked_by_unit_and_scores_like_the_loaded_one(two_runs,
     lazy, loaded = open_cube(out / store), open_cube(out / store, lazy=False)
     assert hasattr(lazy["severity"].data, "dask")
     assert set(lazy["severity"].variable.chunksizes["system"]) == {1} == set(lazy["severity"].variable.chunksizes["replicate"])
-    scores = multiverse.score(lazy)
+    scores = score(lazy)
     assert hasattr(scores.data, "dask")  # nothing computed yet beyond the counts
-    expected = multiverse.score(loaded)
+    expected = score(loaded)
     xr.testing.assert_identical(scores.compute(), expected)
     assert scores.attrs == expected.attrs
-    rates = multiverse.pass_hat_k(scores, k=[1, 2]).compute()
-    np.testing.assert_allclose(rates.values, multiverse.pass_hat_k(expected, k=[1, 2]).values, rtol=0, atol=1e-12)
-    agreement = multiverse.agreement(lazy, metric="cohen_kappa", standard="clear_breach")
-    xr.testing.assert_identical(agreement, multiverse.agreement(loaded, metric="cohen_kappa", standard="clear_breach"))
+    rates = pass_hat_k(scores, k=[1, 2]).compute()
+    np.testing.assert_allclose(rates.values, pass_hat_k(expected, k=[1, 2]).values, rtol=0, atol=1e-12)
+    kappa = agreement(lazy, metric="cohen_kappa", standard="clear_breach")
+    xr.testing.assert_identical(kappa, agreement(loaded, metric="cohen_kappa", standard="clear_breach"))
