@@ -107,14 +107,21 @@ def save_cube(cube: xr.Dataset, path: str | Path) -> Path:
     return path
 
 
-def open_cube(path: str | Path) -> xr.Dataset:
-    """Read a cube written by :func:`save_cube` (or a run folder holding one) into memory.
+def open_cube(path: str | Path, *, lazy: bool = True) -> xr.Dataset:
+    """Open a cube written by :func:`save_cube` (or a run folder holding one), lazily by default.
 
     Parameters
     ----------
     path
         A ``.nc`` file, a ``.zarr`` folder, or a run output folder holding
         ``cube.nc`` or ``cube.zarr``.
+    lazy
+        ``True``: the variables are dask arrays, one rollout unit per chunk
+        along the conversation dims, so :func:`multiverse.score` and the
+        reductions after it go chunk by chunk.  A ``.zarr`` store (a run
+        folder's ``cube.zarr``) is read only as chunks are computed; a netCDF4
+        file is read into memory first and then chunked.  ``False``: plain
+        in-memory arrays.
 
     The cube's ``encoding["source"]`` names the file read (so the run's
     transcript store beside it can be found, e.g. by ``to_long(cube, reasons=True)``).
@@ -137,16 +144,27 @@ def open_cube(path: str | Path) -> xr.Dataset:
         raise FileNotFoundError(f"{path}: no such cube")
     try:
         if path.suffix == ".zarr":
-            cube = xr.open_zarr(path).load()
+            cube = xr.open_zarr(path, consolidated=None)
+            cube = cube if lazy else cube.load()
         else:
+            # netCDF4 (HDF5) is read whole and closed: reading it lazily from dask's threads while the file
+            # is opened again or replaced is not safe; the chunked store to read lazily is the zarr one
             with xr.open_dataset(path, engine="netcdf4") as ds:
                 cube = ds.load()
+            if lazy:
+                cube = cube.chunk(_unit_chunks(cube))
     except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
         kind = "zarr" if path.suffix == ".zarr" else "netCDF4"
         detail = " ".join(str(getattr(exc, "strerror", None) or exc).split())[:200]
         raise ValueError(f"{path}: not a readable {kind} cube ({type(exc).__name__}: {detail})") from None
     cube.encoding["source"] = str(path)
     return cube
+
+
+def _unit_chunks(cube: xr.Dataset) -> dict[str, int]:
+    """One chunk per rollout unit: size 1 along the unit dims, whole along the others."""
+    unit_dims = ("system", "role", "user_sim", "condition", "replicate")
+    return {str(dim): (1 if dim in unit_dims else -1) for dim in cube.dims}
 
 
 def _real(path: str | Path) -> Path:

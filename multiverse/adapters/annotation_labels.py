@@ -270,9 +270,9 @@ def import_labels(
     target = Path(out)
     if target.exists():
         try:
-            open_cube(target)
+            open_cube(target, lazy=False)
         except (OSError, ValueError, FileNotFoundError):
             raise ValueError(f"{target}: exists and is not a cube; refusing to overwrite it") from None
-    result = with_labels(open_cube(cube), read_labels(labels))
+    result = with_labels(open_cube(cube, lazy=False), read_labels(labels))
     save_cube(result, target)
     return result

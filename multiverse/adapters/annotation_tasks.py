@@ -98,7 +98,7 @@ def _allocate(sizes: list[int], n: int) -> list[int]:
 
 def _locate(run_or_cube: str | os.PathLike[str], transcripts: str | os.PathLike[str] | None) -> tuple[xr.Dataset, Path]:
     path = Path(run_or_cube)
-    cube = open_cube(path)
+    cube = open_cube(path, lazy=False)
     if transcripts is not None:
         store = Path(transcripts)
     else:

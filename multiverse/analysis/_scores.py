@@ -15,4 +15,4 @@ def unit_scores(data: xr.Dataset | xr.DataArray, unit: str = "rate") -> xr.DataA
     scores = score(data) if isinstance(data, xr.Dataset) else data
     if "rule" in scores.dims and "unit" in scores.coords:
         scores = scores.sel(rule=scores["unit"] == unit)
-    return scores
+    return scores.compute()  # a lazy cube's scores: computed chunk by chunk, then held (no turns or principles)

@@ -165,7 +165,8 @@ def ratings(
         codes = standard_codes(severity, standard)
         values = codes.where(codes >= 0, -1).astype(np.int8)
     others = [d for d in values.dims if d != dim]
-    return values.transpose(*others, dim)
+    # a lazy cube's codes are computed chunk by chunk, then held: one int8 per unit and rater
+    return values.transpose(*others, dim).compute()
 
 
 def _unit_index(values: xr.DataArray, dim: str, by: str | None, *, clusters: bool) -> tuple[np.ndarray, int, np.ndarray, int]:

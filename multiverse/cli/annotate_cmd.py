@@ -73,7 +73,7 @@ def _export(args: argparse.Namespace) -> int:
     _writable(out)
     writer = _html_writer() if args.format == "html" else None
     tasks = annotation_tasks(args.source, n=args.n, stratify=stratify, seed=args.seed, transcripts=args.transcripts)
-    key = strata_key(open_cube(args.source), stratify=stratify)
+    key = strata_key(open_cube(args.source, lazy=False), stratify=stratify)
     with replace_dir(out) as staging:
         with open(staging / "tasks.jsonl", "w", encoding="utf-8") as handle:
             for task in tasks:

@@ -31,7 +31,7 @@ def main(args: argparse.Namespace) -> int:
     from multiverse.io import check_output_dir, open_cube
 
     try:
-        cube = open_cube(args.cube)
+        cube = open_cube(args.cube, lazy=False)
         check_cube(cube)
         check_output_dir(args.out, kind="report", protected={"the cube": args.cube})
     except (FileNotFoundError, OSError, ValueError) as exc:

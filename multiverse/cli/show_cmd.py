@@ -92,7 +92,7 @@ def main(args: argparse.Namespace) -> int:
     from multiverse.io import open_cube
 
     try:
-        cube = open_cube(args.cube)
+        cube = open_cube(args.cube, lazy=False)
         check_cube(cube)
         chosen = _select(cube, args)
     except (FileNotFoundError, ValueError, OSError) as exc:

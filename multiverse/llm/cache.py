@@ -296,6 +296,21 @@ class Cache:
             digest.update(json.dumps([key, text, tool_calls]).encode("utf-8"))
         return digest.hexdigest()
 
+    def keys(self) -> list[str]:
+        """Every stored response key (for shipping an in-memory cache's new entries back to a driver)."""
+        with _sqlite_errors(self.path, "read it"):
+            return [key for (key,) in self._conn().execute("SELECT key FROM responses")]
+
+    def replay_response_keys(self, key: str) -> list[str] | None:
+        """The response keys the replay under ``key`` was bound to, stored or not now; ``None`` without one."""
+        with _sqlite_errors(self.path, "read it"):
+            row = self._conn().execute("SELECT response_keys FROM replays WHERE key = ?", (key,)).fetchone()
+        try:
+            keys = json.loads(row[0]) if row is not None else None
+        except json.JSONDecodeError:
+            return None
+        return [str(k) for k in keys] if isinstance(keys, list) else None
+
     def get_replay(self, key: str) -> str | None:
         """The payload stored under ``key`` by :meth:`put_replay`, if every response it read is unchanged.
 

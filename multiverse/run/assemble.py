@@ -75,6 +75,7 @@ def _judgments(
     transcripts: Sequence[Transcript],
     index: Sequence[tuple[int, ...]],
     principles: Sequence[str],
+    judge_grid: xr.DataArray,
 ) -> dict[str, list[Judgment | None]]:
     """Every judge's judgments, in the cube's principle order, one per record.
 
@@ -101,7 +102,8 @@ def _judgments(
             known[label][k] = Judgment(severity, missing, reasons)
     others = {label: judge for label, judge in make_judges(e.judges).items() if label not in known}
     judge_column = {label: j for j, label in enumerate(e.judges)}
-    planned = {label: [plan.judge.values[idx + (judge_column[label],)] != "" for idx in index] for label in others}
+    grid = judge_grid.values
+    planned = {label: [grid[idx + (judge_column[label],)] != "" for idx in index] for label in others}
     found = run_sync(
         judge_transcripts(
             others,
@@ -123,6 +125,8 @@ def assemble_cube(
     *,
     attrs: Mapping[str, Any],
     reason_rows: list[dict[str, Any]] | None = None,
+    where: Mapping[str, Any] | None = None,
+    items: int | None = None,
 ) -> xr.Dataset:
     """The judgment cube of a plan from its conversation records.
 
@@ -139,30 +143,46 @@ def assemble_cube(
     reason_rows
         A list that receives one row (:data:`multiverse.transcript.REASON_FIELDS`)
         per reason a judge stated, for the transcript store.
+    where
+        ``{dim: label}`` of the unit dims (``system`` ... ``replicate``): the
+        part of the cube at one unit's position, from that unit's records (a
+        streamed run writes the cube part by part, see
+        :mod:`multiverse.run.stream`).  ``None``: the whole cube.
+    items
+        A number of items replacing the plan's (``0``: the cube's shape and
+        coordinates without conversations, for a store's template).
     """
     e = plan.experiment
     principles: list[str] = []
     for role_id in e.roles:
         principles += [p for p in roles[role_id].principle_ids if p not in principles]
     with_truth = any(spec.model.startswith("sim/target-") for spec in e.systems.values())
+    chosen = {dim: [label] for dim, label in (where or {}).items()}
+    labels = {dim: chosen.get(dim, plan.rollout[dim].values.tolist()) for dim in CONVERSATION_DIMS}
+    if items is not None:
+        labels["item"] = list(range(items))
+    systems = [e.systems[s] for s in labels["system"]]
+    user_sims = [e.user_sims[u] for u in labels["user_sim"]]
+    conditions = [e.conditions[c] for c in labels["condition"]]
     cube = new_cube(
-        **{dim: plan.rollout[dim].values.tolist() for dim in CONVERSATION_DIMS},
+        **labels,
         turn=e.horizon,
         principle=principles,
         judge=list(e.judges),
         role_principles={r: roles[r].principle_ids for r in e.roles},
         with_truth=with_truth,
         coords={
-            "system_model": ("system", [s.model for s in e.systems.values()]),
-            "user_sim_model": ("user_sim", [s.model for s in e.user_sims.values()]),
+            "system_model": ("system", [s.model for s in systems]),
+            "user_sim_model": ("user_sim", [s.model for s in user_sims]),
             "judge_model": ("judge", [_judge_model(plan, label) for label in e.judges]),
             "judge_kind": ("judge", [s.kind for s in e.judges.values()]),
-            "horizon": ("condition", [c.horizon for c in e.conditions.values()]),
-            "search": ("condition", [c.search for c in e.conditions.values()]),
-            "pressure": ("condition", [c.pressure for c in e.conditions.values()]),
+            "horizon": ("condition", [c.horizon for c in conditions]),
+            "search": ("condition", [c.search for c in conditions]),
+            "pressure": ("condition", [c.pressure for c in conditions]),
         },
         attrs=attrs,
     )
+    judge_grid = plan.judge.sel(chosen).transpose(*CONVERSATION_DIMS, "judge")
     severity = cube["severity"].values
     reasons = np.full(severity.shape, NO_REASON, dtype=np.int8)
     truth = cube["truth"].values if with_truth else None
@@ -196,7 +216,7 @@ def assemble_cube(
             n = min(len(record.truth), e.horizon)
             truth[idx + (slice(0, n),)][:, columns] = record.truth[:n]
     kept: dict[str, np.ndarray] = {}  # per-conversation variables of deterministic judges
-    for label, judgments in _judgments(plan, roles, records, transcripts, index, principles).items():
+    for label, judgments in _judgments(plan, roles, records, transcripts, index, principles, judge_grid).items():
         j = judges.index(label)
         for record, transcript, idx, judgment in zip(records, transcripts, index, judgments):
             if judgment is None:

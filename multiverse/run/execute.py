@@ -11,8 +11,9 @@ assembled the same way.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -204,31 +205,130 @@ async def run_or_replay(client: Any, plan: Plan, unit: Unit, role: Any, *, repla
 
 
 async def _run_all(
-    client: Any, plan: Plan, units: Sequence[Unit], roles: Mapping[str, Any], *, replay: bool
+    client: Any,
+    plan: Plan,
+    units: Sequence[Unit],
+    roles: Mapping[str, Any],
+    *,
+    replay: bool,
+    on_result: Callable[[UnitResult], None] | None = None,
+    window: int = 0,
 ) -> list[UnitResult]:
-    return list(
-        await asyncio.gather(*(run_or_replay(client, plan, unit, roles[unit.role], replay=replay) for unit in units))
-    )
+    """Run units concurrently; all at once, or, with ``on_result``, ``window`` conversations at a time.
+
+    With ``on_result`` every result is handed to it in unit order as soon as
+    it and those before it are done, then dropped (nothing is returned), and
+    a unit starts only while fewer than ``window`` conversations are in
+    flight (always at least one unit).
+    """
+    if on_result is None:
+        return list(
+            await asyncio.gather(*(run_or_replay(client, plan, unit, roles[unit.role], replay=replay) for unit in units))
+        )
+    pending: collections.deque[tuple[asyncio.Future[UnitResult], int]] = collections.deque()
+    in_flight = 0
+    try:
+        for unit in units:
+            while pending and in_flight + len(unit.items) > window:
+                task, size = pending.popleft()
+                on_result(await task)
+                in_flight -= size
+            pending.append((asyncio.ensure_future(run_or_replay(client, plan, unit, roles[unit.role], replay=replay)),
+                            len(unit.items)))
+            in_flight += len(unit.items)
+        while pending:
+            task, _ = pending.popleft()
+            on_result(await task)
+    finally:
+        for task, _ in pending:
+            task.cancel()
+    return []
 
 
 def _unit_job(
     experiment: dict[str, Any],
     source: str,
-    units: list[Unit],
-    cache: str,
-    specs_dir: str,
+    unit: Unit,
+    role: Any,
+    shipment: Any,
     offline: bool,
     replay: bool,
-) -> tuple[list[UnitResult], dict[str, Any]]:
-    """One joblib task: rebuild the experiment from plain data, run its units with its own client."""
-    from multiverse.specs import load_roles
+) -> tuple[UnitResult, dict[str, Any], Any]:
+    """One joblib task: rebuild the experiment from plain data and run one unit on the shipped responses.
+
+    The loaded ``role`` travels with the task, so workers need no specs folder.
+    The task never opens the cache: its client reads an in-memory cache seeded
+    with ``shipment`` and what it adds goes back to the driver
+    (:mod:`multiverse.run.shipping`).
+    """
+    from multiverse.run.replay import replay_key
+    from multiverse.run.shipping import seeded_cache, unpack_returned
 
     e = parse_experiment(experiment, source=source)
     plan = make_plan(e)
-    roles = load_roles(sorted({u.role for u in units}), specs_dir=specs_dir)
-    with make_client(e, cache, offline=offline) as client:
-        results = run_sync(_run_all(client, plan, units, roles, replay=replay))
-        return results, client.summary()
+    cache = seeded_cache(shipment)
+    try:
+        with make_client(e, cache, offline=offline) as client:
+            result = run_sync(run_or_replay(client, plan, unit, role, replay=replay))
+            summary = client.summary()
+        return result, summary, unpack_returned(cache, shipment, replay_key(plan, unit, role))
+    finally:
+        cache.close()
+
+
+def _run_shipped(
+    plan: Plan,
+    roles: Mapping[str, Any],
+    units: Sequence[Unit],
+    *,
+    cache: str | Path,
+    offline: bool,
+    replay: bool,
+    on_result: Callable[[UnitResult], None] | None = None,
+) -> tuple[list[UnitResult], list[dict[str, Any]]]:
+    """Run units as joblib tasks that carry their cached responses; the driver alone writes the cache.
+
+    In offline mode a unit whose needs the cache does not know runs here, on
+    the driver's cache, so it is not reported missing when the responses are stored.
+    With ``on_result``, results are handed to it (tasks' in unit order, then
+    the driver's own) instead of being returned.
+    """
+    import joblib
+
+    from multiverse.llm import Cache
+    from multiverse.run.replay import replay_key
+    from multiverse.run.shipping import pack_shipment, store_returned
+
+    experiment = plan.experiment
+    results: dict[int, UnitResult] = {}
+    summaries: list[dict[str, Any]] = []
+    with Cache(cache) as store:
+        shipments: list[Any] = [pack_shipment(store, replay_key(plan, unit, roles[unit.role])) for unit in units]
+        remote = [i for i, s in enumerate(shipments) if s.known or not offline]
+        local = [i for i in range(len(units)) if i not in set(remote)]
+        tasks = (
+            joblib.delayed(_unit_job)(
+                experiment.to_dict(), experiment.source, units[i], roles[units[i].role], shipments[i], offline, replay
+            )
+            for i in remote
+        )
+        done = joblib.Parallel(return_as="generator")(tasks) if remote else ()
+        for i, (result, summary, returned) in zip(remote, done):
+            store_returned(store, [returned])
+            shipments[i] = None  # the driver keeps no shipment it sent
+            summaries.append(summary)
+            if on_result is None:
+                results[i] = result
+            else:
+                on_result(result)
+        if local:
+            with make_client(experiment, store, offline=offline) as client:
+                found = run_sync(_run_all(
+                    client, plan, [units[i] for i in local], roles, replay=replay, on_result=on_result, window=1
+                ))
+                summaries.append(client.summary())
+            results.update(zip(local, found))
+    return [results[i] for i in sorted(results)], summaries
 
 
 def execute_units(
@@ -241,6 +341,8 @@ def execute_units(
     offline: bool = False,
     replay: bool = True,
     progress: bool = False,
+    on_result: Callable[[UnitResult], None] | None = None,
+    window: int = 0,
 ) -> tuple[list[UnitResult], list[dict[str, Any]]]:
     """Run every unit of a plan; return the results and each client's summary.
 
@@ -256,8 +358,10 @@ def execute_units(
         ``None``: every unit in one event loop on one client (model calls are
         I/O; concurrency comes from the client).  Otherwise a joblib backend
         name (``threading``, ``loky``, ``dask``, ``ray``, ...): units are spread
-        over its workers, one client per task, all on the same cache.  Spend
-        caps then apply per task.
+        over its workers, one unit and one client per task.  Workers never open
+        the cache: each task carries the responses its unit needs and returns
+        the new ones, which this process alone stores
+        (:mod:`multiverse.run.shipping`).  Spend caps then apply per task.
     n_jobs
         Workers for a joblib backend (default: the backend's).
     offline
@@ -268,6 +372,14 @@ def execute_units(
     progress
         Show one live bar per layer (:class:`~multiverse.run.progress.RunProgress`);
         only without ``backend`` (workers elsewhere cannot draw here).
+    on_result
+        Stream the results instead of returning them: each is handed to this
+        function as it finishes (in unit order without ``backend``) and then
+        dropped; the returned list is empty.
+    window
+        With ``on_result`` and no ``backend``: the conversations kept in flight
+        (whole units, at least one), which bounds the run's memory.  A joblib
+        backend bounds it by its tasks in flight (``pre_dispatch``).
     """
     units = list(plan.units())
     if backend is None:
@@ -276,21 +388,13 @@ def execute_units(
         with RunProgress() as bars, make_client(
             plan.experiment, cache, offline=offline, observer=bars if progress else None
         ) as client:
-            return run_sync(_run_all(client, plan, units, roles, replay=replay)), [client.summary()]
+            found = run_sync(_run_all(client, plan, units, roles, replay=replay, on_result=on_result, window=window))
+            return found, [client.summary()]
     import joblib
 
     if backend == "ray":
         from ray.util.joblib import register_ray
 
         register_ray()
-    experiment = plan.experiment
-    specs_dir = str(experiment.specs_dir())
     with joblib.parallel_config(backend=backend, n_jobs=n_jobs):
-        jobs = joblib.Parallel()(
-            joblib.delayed(_unit_job)(
-                experiment.to_dict(), experiment.source, [unit], str(cache), specs_dir, offline, replay
-            )
-            for unit in units
-        )
-    results = [result for batch, _ in jobs for result in batch]
-    return results, [summary for _, summary in jobs]
+        return _run_shipped(plan, roles, units, cache=cache, offline=offline, replay=replay, on_result=on_result)

@@ -71,7 +71,7 @@ def export_cases(run: str | Path, *, out: str | Path, specs_dir: str | Path | No
     store_path = folder / TranscriptStore.FILENAME
     if cube_path is None or not store_path.is_file():
         raise FileNotFoundError(f"{folder}: not a run folder (expected cube.nc or cube.zarr and {TranscriptStore.FILENAME})")
-    cube = open_cube(cube_path)
+    cube = open_cube(cube_path, lazy=False)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     contracts: dict[str, Any] = {}

@@ -6,7 +6,7 @@ import json
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from multiverse.run.assemble import assemble_cube, provenance
 from multiverse.run.checks import load_experiment
 from multiverse.run.execute import execute_units
 from multiverse.run.records import UnitResult
+from multiverse.run.stream import STREAM_CONVERSATIONS, CubeStore, RunTally, unparsed_lines, write_netcdf
 
 __all__ = ["UNPARSED_FILE", "failed_share", "run", "resolve_experiment", "resolve_cache", "load_roles", "merge_summaries"]
 
@@ -73,31 +74,21 @@ def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _coverage(results: Sequence[UnitResult]) -> dict[str, Any]:
+def _coverage(tally: RunTally) -> dict[str, Any]:
     """role -> system -> user_sim -> condition -> coverage share, mean over replicates."""
-    shares: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
-    for result in results:
-        system, role, user_sim, condition, _replicate = result.unit
-        if result.coverage is not None:
-            shares[(role, system, user_sim, condition)].append(result.coverage)
     nested: dict[str, Any] = {}
-    for (role, system, user_sim, condition), values in sorted(shares.items()):
+    for (role, system, user_sim, condition), values in sorted(tally.coverage.items()):
         nested.setdefault(role, {}).setdefault(system, {}).setdefault(user_sim, {})[condition] = statistics.fmean(values)
     return nested
 
 
-def _run_summary(
-    plan: Plan, results: Sequence[UnitResult], summary: Mapping[str, Any], wall_s: float
-) -> dict[str, Any]:
+def _run_summary(plan: Plan, tally: RunTally, summary: Mapping[str, Any], wall_s: float) -> dict[str, Any]:
     failures: Counter[str] = Counter(summary["failures"])
-    failures["unparseable"] += sum(r.unparseable for r in results)
-    failures["monitor_ended"] += sum(
-        1 for r in results for record in r.records if record.transcript.get("ended") == "monitor_ended"
-    )
+    failures["unparseable"] += tally.unparseable
+    failures["monitor_ended"] += tally.ended["monitor_ended"]
     unknown = set(failures) - set(FAILURE_REASONS)
     if unknown:
         raise RuntimeError(f"run summary: failure reasons outside the documented set: {sorted(unknown)}")
-    ended = Counter(record.transcript.get("ended", "completed") for r in results for record in r.records)
     info = {
         "experiment": plan.experiment.name,
         "plan_digest": plan.digest,
@@ -111,10 +102,10 @@ def _run_summary(
         "models": summary["models"],
         "purposes": summary.get("purposes", {}),
         "wall_s": round(wall_s, 3),
-        "ended": {state: ended[state] for state in ENDED_STATES},
+        "ended": {state: tally.ended[state] for state in ENDED_STATES},
     }
     if plan.experiment.is_campaign:
-        info["coverage"] = _coverage(results)
+        info["coverage"] = _coverage(tally)
     return info
 
 
@@ -130,6 +121,7 @@ def run(
     max_calls: int | None = None,
     max_cost_usd: float | None = None,
     progress: bool = False,
+    in_flight: int = STREAM_CONVERSATIONS,
 ) -> xr.Dataset:
     """Run an experiment: rollouts, then every judge on every transcript, into one cube.
 
@@ -143,7 +135,11 @@ def run(
         experiment file.
     out
         A folder to write ``cube.nc``, ``run.json`` and ``transcripts.sqlite``
-        to (with the manifest ``multiverse-output.json``).  The folder is
+        to (with the manifest ``multiverse-output.json``), and ``cube.zarr``,
+        the chunked store the cube is streamed into unit by unit as the run
+        goes (:mod:`multiverse.run.stream`): with ``out`` the run never holds
+        the whole cube or every conversation in memory, and returns the
+        written cube opened lazily (:func:`multiverse.open_cube`).  The folder is
         replaced as a whole, atomically: readers see the old outputs or the new
         ones, never a mix.  It must be missing, empty or an earlier run's
         output, and must neither be nor contain the working directory, the
@@ -175,6 +171,9 @@ def run(
     progress
         Show live progress, one ``tqdm.auto`` bar per layer (terminal or
         notebook; see :mod:`multiverse.run.progress`).
+    in_flight
+        With ``out`` and no ``backend``: how many conversations run at once
+        (whole rollout units, at least one), which bounds the run's memory.
 
     Returns
     -------
@@ -219,19 +218,52 @@ def run(
 
         protected = {"the cache": cache_dir, "the experiment file": e.source or None, "the specs": e.specs_dir()}
         check_output_dir(out, kind="run", protected=protected)
-    results, summaries = execute_units(
-        plan, roles, cache=cache_dir, backend=backend, n_jobs=n_jobs, offline=offline, replay=replay, progress=progress
-    )
-    records = [record for result in results for record in result.records]
     attrs = redact_tree(provenance(plan, roles))
-    reason_rows: list[dict[str, Any]] = []
-    cube = assemble_cube(plan, roles, records, attrs=attrs, reason_rows=reason_rows)
-    info = redact_tree(_run_summary(plan, results, merge_summaries(summaries), time.perf_counter() - started))
-    cube.attrs["run"] = json.dumps(info, sort_keys=True)
+    options = dict(cache=cache_dir, backend=backend, n_jobs=n_jobs, offline=offline, replay=replay, progress=progress)
     if out is not None:
-        _write(Path(out), cube, info, records, reason_rows)
-        cube.encoding["source"] = str(Path(out) / "cube.nc")
+        return _run_streamed(plan, roles, Path(out), attrs=attrs, started=started, options=options, window=in_flight)
+    results, summaries = execute_units(plan, roles, **options)
+    tally = RunTally()
+    for result in results:
+        tally.add(result)
+    records = [record for result in results for record in result.records]
+    cube = assemble_cube(plan, roles, records, attrs=attrs)
+    info = redact_tree(_run_summary(plan, tally, merge_summaries(summaries), time.perf_counter() - started))
+    cube.attrs["run"] = json.dumps(info, sort_keys=True)
     return cube
+
+
+def _run_streamed(
+    plan: Plan, roles: Mapping[str, Any], out: Path, *, attrs: Mapping[str, Any], started: float,
+    options: Mapping[str, Any], window: int,
+) -> xr.Dataset:
+    """Run into an output folder, writing each unit's cube part, transcripts and reasons as it finishes.
+
+    See :mod:`multiverse.run.stream`; the folder is swapped in whole at the end.
+    """
+    from multiverse.io import open_cube, replace_dir
+    from multiverse.transcript import Transcript, TranscriptStore
+
+    tally = RunTally()
+    with replace_dir(out, kind="run") as staging:
+        cube_store = CubeStore(staging / "cube.zarr", plan, roles, attrs=attrs)
+        with TranscriptStore(staging / TranscriptStore.FILENAME) as store, \
+                (staging / UNPARSED_FILE).open("w", encoding="utf-8") as unparsed:
+
+            def keep(result: UnitResult) -> None:
+                tally.add(result)
+                reason_rows: list[dict[str, Any]] = []
+                cube_store.write(result, reason_rows=reason_rows)
+                store.put(Transcript.from_dict(record.transcript) for record in result.records)
+                store.put_reasons(reason_rows)
+                unparsed.writelines(unparsed_lines(result.records))
+
+            _, summaries = execute_units(plan, roles, **options, on_result=keep, window=window)
+        info = redact_tree(_run_summary(plan, tally, merge_summaries(summaries), time.perf_counter() - started))
+        cube_store.finish(run_info=info)
+        write_netcdf(staging / "cube.zarr", staging / "cube.nc")
+        (staging / "run.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return open_cube(out / "cube.nc", lazy=False)
 
 
 def _require_credentials(experiment: Experiment) -> None:
@@ -252,40 +284,5 @@ def failed_share(info: Mapping[str, Any]) -> float:
     return ended.get("failed", 0) / total if total else 0.0
 
 
-def _write(
-    out: Path, cube: xr.Dataset, info: Mapping[str, Any], records: Sequence[Any], reason_rows: Sequence[Mapping[str, Any]]
-) -> None:
-    from multiverse.io import replace_dir, save_cube
-    from multiverse.transcript import Transcript, TranscriptStore
-
-    with replace_dir(out, kind="run") as staging:
-        save_cube(cube, staging / "cube.nc")
-        with TranscriptStore(staging / TranscriptStore.FILENAME) as store:
-            store.put(Transcript.from_dict(r.transcript) for r in records)
-            store.put_reasons(reason_rows)
-        (staging / "run.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        (staging / UNPARSED_FILE).write_text("".join(_unparsed_lines(records)), encoding="utf-8")
-
-
 UNPARSED_FILE = "unparseable.jsonl"
 """The run folder's file of raw judge replies that did not parse (one JSON object a line)."""
-
-
-def _unparsed_lines(records: Sequence[Any]) -> Iterator[str]:
-    for record in records:
-        system, role, user_sim, condition, replicate = record.unit
-        for judge, turns in record.unparsed.items():
-            for turn, text in sorted(turns.items()):
-                line = {
-                    "transcript_id": record.transcript.get("id", ""),
-                    "system": system,
-                    "role": role,
-                    "user_sim": user_sim,
-                    "condition": condition,
-                    "replicate": replicate,
-                    "item": record.item,
-                    "judge": judge,
-                    "turn": turn,
-                    "text": text,
-                }
-                yield json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n"

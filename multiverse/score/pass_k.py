@@ -93,6 +93,9 @@ def pass_hat_k(
         scores.astype(float),
         input_core_dims=[[replicate_dim]],
         output_core_dims=[["k"]],
+        dask="parallelized",  # a lazily opened cube's scores go item chunk by item chunk
+        output_dtypes=[float],
+        dask_gufunc_kwargs={"output_sizes": {"k": len(ks)}, "allow_rechunk": True},
     ).assign_coords(k=ks)
     out = per_item.mean(item_dim, skipna=True)
     used = per_item.isel(k=0, drop=True).notnull().sum(item_dim)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -33,7 +34,7 @@ def recorded_choices(cube: xr.Dataset) -> dict[str, list[str] | None]:
 
 def _text(values: xr.DataArray) -> xr.DataArray:
     """Labels as text (netCDF may hand back bytes); str and object arrays of str pass as they are."""
-    return values if values.dtype.kind in "OU" else values.astype(str)
+    return values if values.dtype.kind in "OUT" else values.astype(str)
 
 
 def _conversation_inputs(cube: xr.Dataset, conv_dims: list[str]) -> tuple[xr.DataArray, xr.DataArray]:
@@ -102,40 +103,26 @@ def score(
     conv_dims = [d for d in severity.dims if d not in ("judge", "turn", "principle")]
     target, completed = _conversation_inputs(cube, conv_dims)
     lead = conv_dims + ["judge"]
-    sev = severity.transpose(*lead, "turn", "principle").values
-    lead_shape = sev.shape[:-2]
-    n_conv = int(np.prod(lead_shape[:-1]))
-    values, clean = score_kernel(
-        sev.reshape((n_conv,) + sev.shape[-3:]),
-        target=target.values.reshape(n_conv, -1),
-        completed=completed.values.reshape(n_conv),
-        turns=severity["turn"].values,
-        standards=standard_names,
-        rules=rule_names,
+    values, clean = _kernel_over(
+        severity.transpose(*lead, "turn", "principle"), target, completed,
+        standards=standard_names, rules=rule_names,
     )
     units = rule_units(rule_names)
-    out = xr.DataArray(
-        values.reshape(lead_shape + values.shape[2:]),
-        dims=lead + ["standard", "rule"],
-        coords={**{d: severity[d] for d in lead}, "standard": standard_names, "rule": rule_names},
-        name="score",
-    )
-    out = out.assign_coords(
-        unit=("rule", [units[r] for r in rule_names]),
-        completed=completed,
-        clean=(lead + ["standard"], clean.reshape(lead_shape + (len(standard_names),))),
-    )
+    out = values.assign_coords({d: severity[d] for d in lead}).assign_coords(
+        standard=standard_names, rule=rule_names
+    ).rename("score")
+    out = out.assign_coords(unit=("rule", [units[r] for r in rule_names]), completed=completed, clean=clean)
     for name in MODEL_COORDS:
         if name in cube.coords:
             out = out.assign_coords({name: cube.coords[name]})
-    turns_unit = np.array([units[r] == "turns" for r in rule_names])
-    done = completed.values.reshape(n_conv, 1, 1, 1)
-    valid = (~np.isnan(values) | (turns_unit & clean[..., None])) & done
-    n_excluded = int((~done).sum()) * int(np.prod(values.shape[1:]))  # every judge, standard and rule
+    turns_unit = xr.DataArray([units[r] == "turns" for r in rule_names], dims="rule")
+    valid = (values.notnull() | (turns_unit & clean)) & completed
+    n_valid, n_missing = (int(n) for n in _computed(valid.sum(), (completed & ~valid).sum()))
+    n_excluded = int((~completed).sum()) * int(np.prod([values.sizes[d] for d in ("judge", "standard", "rule")]))
     out.attrs.update(
         {
-            "n_valid": int(valid.sum()),
-            "n_missing": int((done & ~valid).sum()),
+            "n_valid": n_valid,
+            "n_missing": n_missing,
             "n_excluded": n_excluded,
             "standards": ",".join(standard_names),
             "rules": ",".join(rule_names),
@@ -143,6 +130,52 @@ def score(
         }
     )
     return out
+
+
+def _kernel_block(
+    severity: np.ndarray, target: np.ndarray, completed: np.ndarray, *, turns: np.ndarray,
+    standards: list[str], rules: list[str],
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`score_kernel` on a block ``(..., judge, turn, principle)`` with its leading dims kept."""
+    lead = severity.shape[:-3]
+    n = int(np.prod(lead))
+    values, clean = score_kernel(
+        severity.reshape((n,) + severity.shape[-3:]),
+        target=target.reshape(n, -1),
+        completed=completed.reshape(n),
+        turns=turns,
+        standards=standards,
+        rules=rules,
+    )
+    return values.reshape(lead + values.shape[1:]), clean.reshape(lead + clean.shape[1:])
+
+
+def _kernel_over(
+    severity: xr.DataArray, target: xr.DataArray, completed: xr.DataArray, *, standards: list[str], rules: list[str],
+) -> tuple[xr.DataArray, xr.DataArray]:
+    """Scores and clean flags of every conversation; block by block (dask chunks) when ``severity`` is lazy."""
+    values, clean = xr.apply_ufunc(
+        _kernel_block,
+        severity,
+        target,
+        completed,
+        input_core_dims=[["judge", "turn", "principle"], ["principle"], []],
+        output_core_dims=[["judge", "standard", "rule"], ["judge", "standard"]],
+        kwargs={"turns": severity["turn"].values, "standards": standards, "rules": rules},
+        dask="parallelized",
+        output_dtypes=[float, bool],
+        dask_gufunc_kwargs={"output_sizes": {"standard": len(standards), "rule": len(rules)}},
+    )
+    return values, clean
+
+
+def _computed(*arrays: xr.DataArray) -> tuple[Any, ...]:
+    """The values of ``arrays``, computed together (one pass over a lazy cube's chunks)."""
+    import dask
+
+    if any(hasattr(a.data, "dask") for a in arrays):
+        return tuple(dask.compute(*(a.data for a in arrays)))
+    return tuple(a.values for a in arrays)
 
 
 def score_bounds(
@@ -208,4 +241,6 @@ def standard_codes(severity: xr.DataArray, standard: str) -> xr.DataArray:
         severity,
         input_core_dims=[["turn", "principle"]],
         output_core_dims=[["turn", "principle"]],
+        dask="parallelized",
+        output_dtypes=[np.int8],
     ).transpose(*severity.dims)

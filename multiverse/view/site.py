@@ -268,7 +268,7 @@ def write_site(
         path = Path(cube)
         source = path.name
         folder = path if path.is_dir() and path.suffix != ".zarr" else path.parent
-        cube = open_cube(path)
+        cube = open_cube(path, lazy=False)
         if store_path is None and (folder / TranscriptStore.FILENAME).exists():
             store_path = folder / TranscriptStore.FILENAME
     table = conversation_table(cube)

@@ -37,7 +37,7 @@ def test_cli_run_writes_cube_and_run_json_replacing_old_outputs(write_experiment
     (out / "multiverse-output.json").write_text('{"kind": "run"}')
     assert cli(["run", str(path), "--out", str(out), "--cache", str(tmp_path / "cache")]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
-        "cube.nc", "multiverse-output.json", "run.json", "transcripts.sqlite", "unparseable.jsonl"
+        "cube.nc", "cube.zarr", "multiverse-output.json", "run.json", "transcripts.sqlite", "unparseable.jsonl"
     ]
     info = json.loads((out / "run.json").read_text())
     assert {"calls", "cache_hits", "failures", "wall_s"} <= set(info)
