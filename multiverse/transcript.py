@@ -196,7 +196,9 @@ class TranscriptStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=60)
+        # A run inside a running event loop (a notebook) writes from its loop's worker thread while
+        # the thread that opened the store waits: handed over, never shared, hence no thread check.
+        self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS transcripts (id TEXT PRIMARY KEY, body TEXT NOT NULL)"

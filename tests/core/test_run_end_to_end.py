@@ -301,13 +301,15 @@ def test_spend_cap_stops_cleanly_and_a_rerun_resumes(write_experiment, tmp_path,
     xr.testing.assert_equal(resumed.drop_attrs(), fresh.drop_attrs())
 
 
-def test_run_works_inside_a_running_event_loop(write_experiment, tmp_path, tiny_experiment):
+@pytest.mark.parametrize("out", [pytest.param(None, id="in-memory"), pytest.param("run", id="into-a-folder")])
+def test_run_works_inside_a_running_event_loop(write_experiment, tmp_path, tiny_experiment, out):
+    """A notebook cell: the run's loop is on a worker thread, and so are the output folder's writes."""
     import asyncio
 
     path = write_experiment(tiny_experiment())
 
     async def notebook_cell():
-        return run(path, cache=tmp_path / "cache")
+        return run(path, cache=tmp_path / "cache", out=None if out is None else tmp_path / out)
 
     cube = asyncio.run(notebook_cell())
     assert (cube["ended"] == "completed").all()
