@@ -9,11 +9,13 @@ import multiverse
 
 ROOT = Path(__file__).resolve().parents[2]
 
-QUICKSTART_CUBE = "f177fe27d889fbec9153e2b2bd2d4dc14a9a24c312f7112fdbf1e19777c4877c"
+QUICKSTART_CUBE = "97c4e23a68bdd04fd0fb39861275a5fc841e76e9087c77c77d55786a4dca06a8"
 """sha256 over every variable's name, dtype, shape and values of a cold quickstart run's cube (attrs left out).
 
 The same digest came from the commit before canonical JSON went through orjson and judge
-prompts were encoded per conversation prefix.
+prompts were encoded per conversation prefix (both at the offline world's version 2); it was
+re-pinned once, for version 3 (tool results computed from environment state, ``legit_actions``),
+from the commit that introduced that version alone.
 """
 
 
