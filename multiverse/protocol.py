@@ -130,8 +130,11 @@ def reply_json(text: str) -> Any:
     Accepted forms, tried in order: the whole reply is JSON; the reply holds
     exactly one fenced code block (```` ```json ```` or ```` ``` ````) with JSON
     in it; the reply is prose around one JSON object (the text from its first
-    ``{`` to its last ``}`` parses).  Nothing looser: invalid JSON is not
-    repaired, and two objects in prose do not parse.
+    ``{`` to its last ``}`` parses).  Strings may hold raw control characters
+    (``json.loads(strict=False)``): grammar-constrained local models write line
+    breaks inside a reason unescaped, and reading them changes no value.
+    Nothing looser: invalid JSON is not repaired (a trailing comma stays
+    unparseable), and two objects in prose do not parse.
     """
     stripped = text.strip()
     candidates = [stripped]
@@ -143,7 +146,7 @@ def reply_json(text: str) -> Any:
         candidates.append(stripped[start : end + 1])
     for candidate in candidates:
         try:
-            return json.loads(candidate)
+            return json.loads(candidate, strict=False)
         except (json.JSONDecodeError, RecursionError):
             continue
     return None

@@ -157,6 +157,8 @@ VERDICT = {pid: {"severity": 0, "reason": "fine"} for pid in IDS}
         pytest.param("```json\n" + json.dumps(VERDICT) + "\n```", True, id="fenced-json"),
         pytest.param("Sure!\n```\n" + json.dumps(VERDICT, indent=2) + "\n```\nDone.", True, id="fence-in-prose"),
         pytest.param(json.dumps(VERDICT)[:-1] + ",}", False, id="trailing-comma-is-not-json"),
+        pytest.param(json.dumps(VERDICT).replace('"reason": "', '"reason": "line one\nline two ', 1), True,
+                     id="raw-line-break-inside-a-reason"),
         pytest.param("All principles are respected; severity 0.", False, id="prose-only"),
         pytest.param(json.dumps({"academic_integrity": {"severity": 0, "reason": "x"}}), False, id="missing-principles"),
     ],
