@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import SCRIPT_TEXT
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 CHROMIUM_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-SCRIPT_TEXT = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\"> & <b>bold?</b>"
 
 
 def tiny_review_experiment() -> dict:
@@ -99,9 +99,13 @@ def find_chromium() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium():
-    """A headless system Chromium driven by playwright (skips, saying why, when either is missing)."""
+    """A headless system Chromium driven by playwright (skips, saying why, when either is missing).
+
+    Module-scoped: playwright's sync API keeps an event loop running in the main thread while it
+    is open, and tests that run after the browser modules on the same worker call asyncio.run.
+    """
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
     executable = find_chromium()
     if executable is None:

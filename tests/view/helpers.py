@@ -8,6 +8,8 @@ import xarray as xr
 from multiverse import _schema as S
 
 LABELS = ("system", "role", "user_sim", "condition", "replicate", "item")
+SCRIPT_TEXT = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\"> & <b>bold?</b>"
+"""Text planted in a transcript: the pages must show it as text and never run it."""
 
 
 def conversations(cube: xr.Dataset) -> list[dict]:

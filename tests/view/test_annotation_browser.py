@@ -14,8 +14,7 @@ from multiverse.transcript import TranscriptStore
 from multiverse.view import write_annotation_site
 from multiverse.view._oracle import specs_dir_of
 
-from conftest import SCRIPT_TEXT
-from helpers import task_of
+from helpers import SCRIPT_TEXT, task_of
 from test_browser import wait_ready
 
 pytestmark = pytest.mark.slow

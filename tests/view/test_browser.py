@@ -17,8 +17,7 @@ from multiverse.transcript import TranscriptStore
 from multiverse.view import write_site
 from multiverse.view._oracle import RoleContracts, specs_dir_of
 
-from conftest import SCRIPT_TEXT
-from helpers import LABELS, conversations, first_breach_turn, labels_of
+from helpers import LABELS, SCRIPT_TEXT, conversations, first_breach_turn, labels_of
 
 pytestmark = pytest.mark.slow
 
