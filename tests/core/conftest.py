@@ -1,4 +1,4 @@
-"""Tiny experiments written to a temporary folder, for the core tests."""
+"""Experiments written to a temporary folder, for the core tests (``tiny_experiment`` is in ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
@@ -6,39 +6,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-SPECS = Path(__file__).resolve().parents[2] / "specs"
-
-
-def _tiny_experiment(**overrides):
-    """A small offline experiment as a mapping; keyword arguments replace top-level keys."""
-    data = {
-        "name": "tiny",
-        "roles": ["tutor"],
-        "systems": {"a": "sim/target-a"},
-        "dims": {
-            "user_sim": {"plain": "sim/user-plain"},
-            "judge": {"strict": "sim/judge-strict"},
-            "condition": {"short": {"horizon": 3, "search": "seed_only"}},
-        },
-        "replicates": 1,
-        "items": 2,
-        "specs": str(SPECS),
-        "sim": {
-            "targets": {"a": {"breach": {"*": 0.1}}},
-            "judges": {"strict": {}},
-            "users": {"plain": {}},
-        },
-    }
-    data.update(overrides)
-    return data
-
-
-@pytest.fixture(scope="session")
-def tiny_experiment():
-    """Build a small offline experiment mapping; keyword arguments replace top-level keys."""
-    return _tiny_experiment
-
 
 @pytest.fixture
 def write_experiment(tmp_path):

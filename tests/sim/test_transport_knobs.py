@@ -11,24 +11,9 @@ import yaml
 
 import multiverse
 
-SPECS = Path(__file__).resolve().parents[2] / "specs"
-
-
-def _run(tmp_path: Path, name: str, target: dict):
-    data = {
-        "name": name,
-        "roles": ["tutor"],
-        "systems": {"a": "sim/target-a"},
-        "dims": {
-            "user_sim": {"plain": "sim/user-plain"},
-            "judge": {"strict": "sim/judge-strict"},
-            "condition": {"short": {"horizon": 3, "search": "seed_only"}},
-        },
-        "replicates": 2,
-        "items": 4,
-        "specs": str(SPECS),
-        "sim": {"targets": {"a": {"breach": {"*": 0.2}, **target}}, "judges": {"strict": {}}, "users": {"plain": {}}},
-    }
+def _run(tmp_path: Path, name: str, target: dict, tiny_experiment):
+    data = tiny_experiment(name=name, replicates=2, items=4)
+    data["sim"]["targets"]["a"] = {"breach": {"*": 0.2}, **target}
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return multiverse.run(path, out=tmp_path / name, cache=tmp_path / f"{name}-cache")
@@ -42,9 +27,9 @@ def _run(tmp_path: Path, name: str, target: dict):
         pytest.param({"fail_rate": 0.2, "latency_ms": 1}, id="both"),
     ],
 )
-def test_faults_and_latency_leave_truth_verdicts_and_transcripts_unchanged(knobs, tmp_path):
-    calm = _run(tmp_path, "calm", {})
-    faulty = _run(tmp_path, "faulty", knobs)
+def test_faults_and_latency_leave_truth_verdicts_and_transcripts_unchanged(knobs, tmp_path, tiny_experiment):
+    calm = _run(tmp_path, "calm", {}, tiny_experiment)
+    faulty = _run(tmp_path, "faulty", knobs, tiny_experiment)
     assert np.array_equal(calm["truth"].values, faulty["truth"].values)
     assert np.array_equal(calm["severity"].values, faulty["severity"].values)
     assert (calm["transcript_id"].values == faulty["transcript_id"].values).all()
