@@ -221,10 +221,10 @@ def _without_history(transcript: Transcript) -> Transcript:
     return Transcript(transcript.role, transcript.events[last_user:], transcript.scenario, transcript.ended, id=DRAFT_ID)
 
 
-def request_metadata(client, role: Any, request: Any, sent: Transcript) -> dict[str, Any]:
+def request_metadata(role: Any, request: Any, sent: Transcript, *, request_id: str) -> dict[str, Any]:
     """The request record of an assistant turn, in the case format's fields.
 
-    ``request_id`` is the request's cache key, ``included_turns`` the event
+    ``request_id`` is the request's cache key (the answer's ``Response.key``), ``included_turns`` the event
     turns the request carried, ``instruction_sha256`` the sha256 of its system
     prompt and ``contract_version`` the role contract's version (absent for a
     role without one), so the contract evaluator can tell a harness defect
@@ -232,7 +232,7 @@ def request_metadata(client, role: Any, request: Any, sent: Transcript) -> dict[
     """
     system = next((m.get("content") for m in request.messages if m.get("role") == "system"), "") or ""
     meta: dict[str, Any] = {
-        "request_id": client.key(request),
+        "request_id": request_id,
         "included_turns": [e.turn for e in sent.events],
         "instruction_sha256": hashlib.sha256(str(system).encode("utf-8")).hexdigest(),
     }
@@ -262,7 +262,7 @@ async def _target_turn(client, loop: _Loop, *, system, replicate, sample, tag) -
     calls = _actions(response.tool_calls)
     loop.add(
         "assistant", response.text or "", actions=tuple(a for _, a in calls),
-        meta={"tag_mode": tag[0], "tag_strategy": tag[1], **request_metadata(client, loop.role, request, sent)},
+        meta={"tag_mode": tag[0], "tag_strategy": tag[1], **request_metadata(loop.role, request, sent, request_id=response.key)},
     )
     turn = len(loop.tags) + 1
     for call_id, action in calls:

@@ -14,11 +14,10 @@ from typing import Any
 
 from multiverse._schema import MODES, STRATEGIES, parse_cell_id
 from multiverse.choices import ModelSpec
-from multiverse.fuzz.prompts import _SCENARIO_KEYS, TEMPLATE_DIR
+from multiverse.fuzz.prompts import _SCENARIO_KEYS, TEMPLATE_DIR, json_answer_request
 from multiverse.fuzz.scenario import MUTATION_AXES
 from multiverse.fuzz.schemas import PLANNER_SCHEMA
 from multiverse.llm.request import Request
-from multiverse.llm.structured import response_format_for
 from multiverse.protocol import load_template, reply_json
 
 __all__ = ["PLANNER_TASKS", "parse_planner", "planner_request"]
@@ -105,17 +104,9 @@ def planner_request(
         "seed_scenario": dict(seed_scenario) if seed_scenario is not None else None,
         "index": index,
     }
-    messages = (
-        {"role": "system", "content": template.render(inputs)},
-        {"role": "user", "content": "Write the scenario."},
-    )
-    return Request.from_spec(
-        spec,
-        messages,
-        response_format=response_format_for(spec, PLANNER_SCHEMA, name="scenario"),
-        replicate=replicate,
-        template_digest=template.digest,
-        purpose="planner",
+    return json_answer_request(
+        spec, template, inputs, ask="Write the scenario.",
+        schema=PLANNER_SCHEMA, name="scenario", replicate=replicate, purpose="planner",
     )
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "MONITOR_RUBRIC",
     "MonitorVerdict",
     "TEMPLATE_DIR",
+    "json_answer_request",
     "monitor_request",
     "parse_monitor",
     "parse_user",
@@ -357,17 +358,37 @@ def monitor_request(
         "modes": list(MODES),
         "strategies": list(STRATEGIES),
     }
-    messages = (
-        {"role": "system", "content": template.render(inputs)},
-        {"role": "user", "content": "Review the candidate user message."},
+    return json_answer_request(
+        spec, template, inputs, ask="Review the candidate user message.",
+        schema=MONITOR_SCHEMA, name="monitor_verdict", replicate=replicate, purpose="monitor",
     )
+
+
+def json_answer_request(
+    spec: ModelSpec,
+    template: PromptTemplate,
+    inputs: Mapping[str, Any],
+    *,
+    ask: str,
+    schema: Mapping[str, Any],
+    name: str,
+    replicate: int,
+    purpose: str,
+) -> Request:
+    """A request for one JSON answer: the rendered template as system prompt, ``ask`` as the user turn.
+
+    The answer's ``schema`` becomes the request's structured-output format where
+    the model spec asks for one (:func:`multiverse.llm.structured.response_format_for`);
+    the monitor and the planner ask this way.
+    """
+    messages = ({"role": "system", "content": template.render(inputs)}, {"role": "user", "content": ask})
     return Request.from_spec(
         spec,
         messages,
-        response_format=response_format_for(spec, MONITOR_SCHEMA, name="monitor_verdict"),
+        response_format=response_format_for(spec, schema, name=name),
         replicate=replicate,
         template_digest=template.digest,
-        purpose="monitor",
+        purpose=purpose,
     )
 
 
