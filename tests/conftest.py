@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from tiny_experiments import tiny_experiment as tiny_experiment_mapping
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 collect_ignore = [] if os.environ.get("MULTIVERSE_LIVE") == "1" else ["live"]
@@ -35,34 +36,7 @@ def pytest_addoption(parser):
                      help="folder for the browser tests' screenshots (default: pytest's tmp path)")
 
 
-SPECS = REPO_ROOT / "specs"
-
-
-def _tiny_experiment(**overrides):
-    """A small offline experiment as a mapping; keyword arguments replace top-level keys."""
-    data = {
-        "name": "tiny",
-        "roles": ["tutor"],
-        "systems": {"a": "sim/target-a"},
-        "dims": {
-            "user_sim": {"plain": "sim/user-plain"},
-            "judge": {"strict": "sim/judge-strict"},
-            "condition": {"short": {"horizon": 3, "search": "seed_only"}},
-        },
-        "replicates": 1,
-        "items": 2,
-        "specs": str(SPECS),
-        "sim": {
-            "targets": {"a": {"breach": {"*": 0.1}}},
-            "judges": {"strict": {}},
-            "users": {"plain": {}},
-        },
-    }
-    data.update(overrides)
-    return data
-
-
 @pytest.fixture(scope="session")
 def tiny_experiment():
-    """Build a small offline experiment mapping; keyword arguments replace top-level keys."""
-    return _tiny_experiment
+    """Build a small offline experiment mapping (:func:`tiny_experiments.tiny_experiment`)."""
+    return tiny_experiment_mapping

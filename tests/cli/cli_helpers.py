@@ -4,28 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-SPECS = Path(__file__).resolve().parents[2] / "specs"
+from tiny_experiments import SPECS, tiny_experiment  # noqa: F401  (SPECS: re-exported to the CLI tests)
+
 DOCUMENTED_EXIT_CODES = (0, 1, 2, 3, 130)
 
 
 def tiny(**overrides):
-    """A small offline experiment mapping; keyword arguments replace top-level keys."""
-    data = {
-        "name": "tiny",
-        "roles": ["tutor"],
-        "systems": {"a": "sim/target-a"},
-        "dims": {
-            "user_sim": {"plain": "sim/user-plain"},
-            "judge": {"strict": "sim/judge-strict"},
-            "condition": {"short": {"horizon": 2, "search": "seed_only"}},
-        },
-        "replicates": 1,
-        "items": 2,
-        "specs": str(SPECS),
-        "sim": {"targets": {"a": {}}, "judges": {"strict": {}}, "users": {"plain": {}}},
-    }
-    data.update(overrides)
-    return data
+    """A small offline experiment mapping (two turns, the default target); keyword arguments replace top-level keys."""
+    return tiny_experiment(horizon=2, breach=None, **overrides)
 
 
 def tree(folder: Path) -> dict[str, bytes]:
