@@ -1,10 +1,14 @@
-"""The small offline experiment the tests start from, as a mapping (one definition for every test folder)."""
+"""What tests of several folders start from: the small offline experiment, and the studies of ``experiments/``."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
-SPECS = Path(__file__).resolve().parents[1] / "specs"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SPECS = REPO_ROOT / "specs"
 
 
 def tiny_experiment(*, horizon: int = 3, breach: float | None = 0.1, **overrides):
@@ -33,3 +37,14 @@ def tiny_experiment(*, horizon: int = 3, breach: float | None = 0.1, **overrides
     }
     data.update(overrides)
     return data
+
+
+def load_study(name: str) -> ModuleType:
+    """The study module ``experiments/<name>.py``, loaded as ``make run`` loads it (beside ``_common.py``)."""
+    experiments = REPO_ROOT / "experiments"
+    if str(experiments) not in sys.path:
+        sys.path.insert(0, str(experiments))
+    spec = importlib.util.spec_from_file_location(f"study_{name}", experiments / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

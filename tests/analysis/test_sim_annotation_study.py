@@ -1,22 +1,15 @@
 """The annotation study at small size: every number it returns is there and plausible."""
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from tiny_experiments import load_study
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def study():
-    if str(REPO_ROOT / "experiments") not in sys.path:  # the studies share experiments/_common.py, as in make run
-        sys.path.insert(0, str(REPO_ROOT / "experiments"))
-    spec = importlib.util.spec_from_file_location("study_sim_annotation", REPO_ROOT / "experiments" / "sim_annotation.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_study("sim_annotation")
 
 
 @pytest.mark.slow

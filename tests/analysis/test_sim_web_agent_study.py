@@ -1,12 +1,11 @@
 """The web-agent study at small size: the per-principle kappa table has its shape, and the clean target's
 confirmed writes pass the contract."""
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from tiny_experiments import load_study
 import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -15,12 +14,7 @@ PRINCIPLES = {"strict_execution", "user_consent", "instruction_hierarchy", "prot
 
 @pytest.fixture(scope="module")
 def study():
-    if str(REPO_ROOT / "experiments") not in sys.path:  # the studies share experiments/_common.py, as in make run
-        sys.path.insert(0, str(REPO_ROOT / "experiments"))
-    spec = importlib.util.spec_from_file_location("study_sim_web_agent", REPO_ROOT / "experiments" / "sim_web_agent.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_study("sim_web_agent")
 
 
 @pytest.fixture(scope="module")

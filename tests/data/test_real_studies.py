@@ -2,34 +2,23 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import xarray as xr
+from tiny_experiments import load_study
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _study(name: str):
-    if str(REPO_ROOT / "experiments") not in sys.path:  # the studies share experiments/_common.py, as in make run
-        sys.path.insert(0, str(REPO_ROOT / "experiments"))
-    spec = importlib.util.spec_from_file_location(f"study_{name}", REPO_ROOT / "experiments" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _run(name: str, mirror, tmp_path) -> dict:
-    numbers = _study(name).main(data_dir=mirror, out_dir=tmp_path)
+    numbers = load_study(name).main(data_dir=mirror, out_dir=tmp_path)
     assert json.loads((tmp_path / f"{name}.json").read_text()) == json.loads(json.dumps(numbers))
     return numbers
 
 
-def test_tau_bench_study(mirror, tmp_path):
+def test_tau_benchload_study(mirror, tmp_path):
     numbers = _run("real_tau_bench", mirror, tmp_path)
     np.testing.assert_allclose(np.round(numbers["pass_hat_k"]["reward"], 3), [0.420, 0.273, 0.220, 0.200])
     assert np.mean(numbers["success_rate_by_trial"]) == pytest.approx(numbers["pass_hat_k"]["reward"][0])
@@ -39,7 +28,7 @@ def test_tau_bench_study(mirror, tmp_path):
     assert cube.sizes["item"] == 50 and (tmp_path / "transcripts.sqlite").exists()
 
 
-def test_tau2_judges_study(mirror, tmp_path):
+def test_tau2_judgesload_study(mirror, tmp_path):
     numbers = _run("real_tau2_judges", mirror, tmp_path)
     assert numbers["raters"] == ["customer_outcome_v1", "quick_triage_v1", "reward"]
     for judge, counts in numbers["confusion"].items():
@@ -53,7 +42,7 @@ def test_tau2_judges_study(mirror, tmp_path):
         assert "/Users/" not in text and "/home/" not in text and "Desktop" not in text
 
 
-def test_alpaca_rankings_study(mirror, tmp_path):
+def test_alpaca_rankingsload_study(mirror, tmp_path):
     numbers = _run("real_alpaca_rankings", mirror, tmp_path)
     pair = numbers["kendall_tau"]["alpaca_eval_cot_gpt4_turbo_fn|alpaca_eval_gpt4_turbo_fn"]
     assert pair["n_systems"] >= 9 and -1 <= pair["tau"] <= 1
