@@ -1,6 +1,5 @@
 """The annotation study at small size: every number it returns is there and plausible."""
 
-from pathlib import Path
 
 import pytest
 from tiny_experiments import load_study
