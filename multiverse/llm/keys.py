@@ -29,6 +29,7 @@ __all__ = [
     "TRANSPORT_PARAMS",
     "KeyedWorld",
     "canonical_json",
+    "canonical_json_bytes",
     "sampling_params",
     "key_material",
     "request_key",
@@ -66,12 +67,17 @@ class KeyedWorld(Protocol):
     def key_params(self, model: str) -> Mapping[str, Any]: ...
 
 
-def canonical_json(value: Any) -> str:
-    """Return ``value`` as canonical JSON: sorted keys, no whitespace, no NaN."""
+def canonical_json_bytes(value: Any) -> bytes:
+    """``value`` as canonical JSON bytes: sorted keys, no whitespace, no NaN (orjson where it writes the same)."""
     fast = fast_canonical(value)
     if fast is not None:
-        return fast.decode()
-    return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return fast
+    return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def canonical_json(value: Any) -> str:
+    """Return ``value`` as canonical JSON: sorted keys, no whitespace, no NaN."""
+    return canonical_json_bytes(value).decode()
 
 
 def sampling_params(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -137,8 +143,4 @@ def request_key(request: Request, *, world: KeyedWorld | None = None) -> str:
     world
         The offline world; needed only for ``sim/`` models.
     """
-    material = key_material(request, world=world)
-    text = fast_canonical(material)
-    if text is None:
-        text = canonical_json(material).encode()
-    return hashlib.sha256(text).hexdigest()
+    return hashlib.sha256(canonical_json_bytes(key_material(request, world=world))).hexdigest()
