@@ -93,10 +93,6 @@ def save_cube(cube: xr.Dataset, path: str | Path) -> Path:
         cube.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=_encoding(cube, netcdf=True))
         os.replace(tmp, path)
     elif path.suffix == ".zarr":
-        try:
-            import zarr  # noqa: F401
-        except ImportError:
-            raise ValueError(f"{path}: writing .zarr needs the zarr package; use .nc") from None
         text = [name for name, var in cube.variables.items() if var.dtype == object]
         fixed = cube.assign({name: cube[name].astype(str) for name in text if name not in cube.indexes})
         fixed = fixed.assign_coords({name: cube[name].astype(str) for name in text if name in cube.indexes})

@@ -59,7 +59,7 @@ import numpy as np
 
 from multiverse._schema import parse_cell_id
 from multiverse.choices import Budget, Condition, ModelSpec
-from multiverse.fuzz import planner_prompts, prompts
+from multiverse.fuzz import planner_prompts
 from multiverse.fuzz.conversation import Conversation, run_conversation
 from multiverse.fuzz.planner import CampaignPlanner, Rollout, Slot
 from multiverse.fuzz.scenario import Scenario, ScenarioError
