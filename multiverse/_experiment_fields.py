@@ -129,10 +129,11 @@ class _Reader:
     def model(self, value: Any, field: str, *, template: bool) -> ModelSpec | None:
         if isinstance(value, str):
             return ModelSpec(value) if value else self.string(value, field)
+        if not isinstance(value, Mapping):
+            self.add(field, f"expected a model name or a mapping with `model`, got {_kind(value)}")
+            return None
         keys = ("model", "api_base", "params") + (("template",) if template else ()) + ("response_format", "seed")
         data = self.mapping(value, field, allowed=keys)
-        if not data:
-            return None
         model = self.string(data.get("model"), f"{field}.model")
         api_base = data.get("api_base")
         if api_base is not None:

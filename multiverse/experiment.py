@@ -382,7 +382,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
 
     parts = [name, roles, replicates, seed, concurrency, planner]
     values = [*systems.values(), *user_sims.values(), *judges.values(), *conditions.values()]
-    if reader.problems or any(p is None for p in parts + values) or (monitor is None and monitor_value != NO_MONITOR):
+    if reader.problems or any(p is None for p in parts + values):
         return None, reader.problems
     assert name and roles and replicates and concurrency and planner and seed is not None
     experiment = Experiment(

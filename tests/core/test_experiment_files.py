@@ -37,6 +37,10 @@ CASES = [
     pytest.param({"replicates": "three"}, {}, "replicates", "expected an integer", id="replicates-not-an-int"),
     pytest.param({"roles": ["tutor", "astronaut"]}, {}, "roles.1", "unknown role 'astronaut'", id="unknown-role"),
     pytest.param({"campaign": {"judge": "nobody"}}, {}, "campaign.judge", "not a judge label", id="campaign-judge-not-a-label"),
+    pytest.param({"campaign": {"monitor": None}}, {}, "campaign.monitor", "expected a model name or a mapping",
+                 id="monitor-null-is-neither-a-model-nor-none"),
+    pytest.param({"campaign": {"monitor": {}}}, {}, "campaign.monitor.model", "expected a non-empty string",
+                 id="monitor-empty-mapping-names-no-model"),
     pytest.param(
         {}, {"judge": {**JUDGES, "duo": {"panel": ["strict", "ghost"], "combine": "any"}}},
         "dims.judge.duo.panel.1", "unknown judge label 'ghost'", id="panel-names-unknown-member",
