@@ -188,7 +188,10 @@ class Cache:
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         if directory is None:
             self.path: Path | None = None
-            self._uri = f"file:multiverse-{uuid.uuid4().hex}?mode=memory&cache=shared"
+            # The memdb VFS (not ``mode=memory&cache=shared``): its connections lock the whole
+            # database and honour the busy timeout, where shared-cache table locks fail at once
+            # with "database table is locked" when two threads write.
+            self._uri = f"file:/multiverse-{uuid.uuid4().hex}?vfs=memdb"
         else:
             directory = Path(directory)
             if directory.exists() and not directory.is_dir():

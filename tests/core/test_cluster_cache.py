@@ -25,7 +25,7 @@ def _blind_worker(directory: str) -> None:
     real_connect = sqlite3.connect
 
     def connect(target, *args, **kwargs):
-        if "mode=memory" not in str(target):
+        if "vfs=memdb" not in str(target):
             raise PermissionError(f"worker opened {target}")
         return real_connect(target, *args, **kwargs)
 
