@@ -57,6 +57,7 @@ def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     failures: Counter[str] = Counter()
     retried: Counter[str] = Counter()
     models: dict[str, Counter[str]] = defaultdict(Counter)
+    model_reasons: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     purposes: dict[str, Counter[str]] = defaultdict(Counter)
     for summary in summaries:
         for key in out:
@@ -65,11 +66,17 @@ def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         retried.update(summary.get("retried", {}))
         for model, stats in summary.get("models", {}).items():
             models[model].update({k: v for k, v in stats.items() if isinstance(v, (int, float))})
+            for name, by_reason in stats.items():
+                if isinstance(by_reason, dict):  # failures and retried, by reason
+                    model_reasons[model][name].update(by_reason)
         for purpose, stats in summary.get("purposes", {}).items():
             purposes[purpose].update(stats)
     out["failures"] = dict(failures)
     out["retried"] = dict(sorted(retried.items()))
-    out["models"] = {model: dict(stats) for model, stats in sorted(models.items())}
+    out["models"] = {
+        model: {**stats, **{name: dict(sorted(counts.items())) for name, counts in model_reasons[model].items()}}
+        for model, stats in sorted(models.items())
+    }
     out["purposes"] = {purpose: dict(stats) for purpose, stats in sorted(purposes.items())}
     return out
 

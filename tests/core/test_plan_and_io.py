@@ -131,18 +131,20 @@ def test_cost_is_priced_from_the_bundled_table_and_unknown_without_a_price():
     assert estimate_cost_usd("openai/gpt-4o-mini", 10) == pytest.approx(10 * per_call)  # provider prefix dropped
 
 
-def test_worker_summaries_add_up():
+def test_worker_summaries_add_up_with_each_models_failures_by_reason():
     from multiverse.run.runner import merge_summaries
 
     one = {"calls": 3, "cache_hits": 1, "retries": 1, "cost_usd": 0.5, "failures": {"timeout": 1}, "retried": {"timeout": 1},
-           "models": {"m": {"calls": 3, "note": "text is dropped"}}}
+           "models": {"m": {"calls": 3, "note": "text is dropped", "failures": {"timeout": 1}, "retried": {"timeout": 1}}}}
     two = {"calls": 2, "cache_hits": 4, "retries": 0, "cost_usd": 0.25, "failures": {"timeout": 2, "rate_limited": 1},
-           "models": {"m": {"calls": 2}, "a": {"calls": 1}}}
+           "models": {"m": {"calls": 2, "failures": {"timeout": 1, "rate_limited": 1}, "retried": {}},
+                      "a": {"calls": 1, "failures": {"timeout": 1}}}}
     merged = merge_summaries([one, two])
     assert merged == {
         "calls": 5, "cache_hits": 5, "retries": 1, "cost_usd": 0.75,
         "failures": {"timeout": 3, "rate_limited": 1}, "retried": {"timeout": 1},
-        "models": {"a": {"calls": 1}, "m": {"calls": 5}},
+        "models": {"a": {"calls": 1, "failures": {"timeout": 1}},
+                   "m": {"calls": 5, "failures": {"rate_limited": 1, "timeout": 2}, "retried": {"timeout": 1}}},
         "purposes": {},
     }
     assert list(merged["models"]) == ["a", "m"]
