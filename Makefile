@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DATA_MIRROR ?= $(wildcard ../shared/data)
 
-.PHONY: run test lint venv clean-outputs bench test-live
+.PHONY: run test lint venv clean-outputs bench local test-live
 
 $(STAMP): requirements.lock requirements-build.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,10 +47,12 @@ $(LOCAL_STAMP): $(STAMP) requirements-local.lock
 	$(BIN)/pip install --require-hashes --no-deps -r requirements-local.lock
 	touch $(LOCAL_STAMP)
 
-test-live: $(STAMP)
+local: $(STAMP)
 	@if $(BIN)/python -c "import llama_cpp" 2>/dev/null || { command -v cmake && command -v c++; } >/dev/null; then \
 		$(MAKE) --no-print-directory $(LOCAL_STAMP); \
 	else \
-		echo "test-live: no C++ compiler or cmake: the local extra cannot be built, the live tests skip"; \
+		echo "local: no C++ compiler or cmake: the local extra cannot be built, the live tests skip"; \
 	fi
+
+test-live: local
 	MULTIVERSE_LIVE=1 MULTIVERSE_LIVE_OUT=$(CURDIR)/runs/live $(BIN)/python -m pytest -p no:xdist -rs tests/live
