@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 EXPERIMENTS = Path(__file__).resolve().parent
+
+
+def load_study(study: str) -> ModuleType:
+    """The study module ``experiments/<study>.py``, importable beside this one (as ``make run`` and the tests load it)."""
+    if str(EXPERIMENTS) not in sys.path:
+        sys.path.insert(0, str(EXPERIMENTS))
+    spec = importlib.util.spec_from_file_location(f"experiments.{study}", EXPERIMENTS / f"{study}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def finite_or_none(value: Any) -> float | None:

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import inspect
 import json
 import os
 import sys
 import time
 from pathlib import Path
+
+from _common import load_study  # beside this script, which is run as a file
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "experiments"
@@ -66,15 +67,6 @@ def _inputs_digest(study: str) -> str:
     return _digest_paths(own) + _shared_digest()
 
 
-def _load(study: str):
-    if str(EXPERIMENTS) not in sys.path:
-        sys.path.insert(0, str(EXPERIMENTS))
-    spec = importlib.util.spec_from_file_location(f"experiments.{study}", EXPERIMENTS / f"{study}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def run_study(study: str, *, data_dir: Path) -> dict:
     """Run one study unless its stamp shows it is up to date; return its numbers."""
     out_dir = RESULTS / study
@@ -88,7 +80,7 @@ def run_study(study: str, *, data_dir: Path) -> dict:
     print(f"[{study}] running", flush=True)
     start = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
-    entry = _load(study).main
+    entry = load_study(study).main
     offered = {"out_dir": out_dir, "data_dir": data_dir, "cache_dir": CACHE, "figures_dir": FIGURES}
     accepted = inspect.signature(entry).parameters
     takes_all = any(p.kind is p.VAR_KEYWORD for p in accepted.values())

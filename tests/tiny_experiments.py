@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -40,11 +39,10 @@ def tiny_experiment(*, horizon: int = 3, breach: float | None = 0.1, **overrides
 
 
 def load_study(name: str) -> ModuleType:
-    """The study module ``experiments/<name>.py``, loaded as ``make run`` loads it (beside ``_common.py``)."""
-    experiments = REPO_ROOT / "experiments"
-    if str(experiments) not in sys.path:
-        sys.path.insert(0, str(experiments))
-    spec = importlib.util.spec_from_file_location(f"study_{name}", experiments / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The study module ``experiments/<name>.py``, loaded as ``make run`` loads it (``_common.load_study``)."""
+    experiments = str(REPO_ROOT / "experiments")
+    if experiments not in sys.path:
+        sys.path.insert(0, experiments)
+    from _common import load_study as load
+
+    return load(name)

@@ -8,18 +8,17 @@ same judging path as every other judge; panels combine it like any member.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
+from tiny_experiments import tiny_experiment
 
 import multiverse
 from multiverse.judges import registry
 from multiverse.judging import Judge, Judgment
 from multiverse.transcript import TranscriptStore
 
-SPECS = Path(__file__).resolve().parents[2] / "specs"
 
 
 class LengthJudge:
@@ -53,19 +52,8 @@ def length_judge(monkeypatch):
 
 
 def _experiment(tmp_path, judges):
-    data = {
-        "name": "new-judge",
-        "roles": ["tutor"],
-        "systems": {"a": "sim/target-a"},
-        "dims": {
-            "user_sim": {"plain": "sim/user-plain"},
-            "judge": judges,
-            "condition": {"short": {"horizon": 3, "search": "seed_only"}},
-        },
-        "items": 3,
-        "specs": str(SPECS),
-        "sim": {"targets": {"a": {"breach": {"*": 0.2}}}, "judges": {"strict": {}}, "users": {"plain": {}}},
-    }
+    data = tiny_experiment(breach=0.2, name="new-judge", items=3)
+    data["dims"]["judge"] = judges
     path = tmp_path / "experiment.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
