@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -52,33 +52,28 @@ def load_roles(experiment: Experiment) -> dict[str, Any]:
 
 
 def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Sum client summaries (one per worker) into one."""
-    out: dict[str, Any] = {"calls": 0, "cache_hits": 0, "retries": 0, "cost_usd": 0.0}
-    failures: Counter[str] = Counter()
-    retried: Counter[str] = Counter()
-    models: dict[str, Counter[str]] = defaultdict(Counter)
-    model_reasons: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
-    purposes: dict[str, Counter[str]] = defaultdict(Counter)
+    """Sum client summaries (one per worker) into one.
+
+    Numbers add; mappings (counts by reason, per model, per purpose) add key by
+    key, at any depth; anything else (text) is dropped.  Keys come out sorted.
+    """
+    out: dict[str, Any] = {"calls": 0, "cache_hits": 0, "retries": 0, "cost_usd": 0.0,
+                           "failures": {}, "retried": {}, "models": {}, "purposes": {}}
     for summary in summaries:
-        for key in out:
-            out[key] += summary.get(key, 0)
-        failures.update(summary.get("failures", {}))
-        retried.update(summary.get("retried", {}))
-        for model, stats in summary.get("models", {}).items():
-            models[model].update({k: v for k, v in stats.items() if isinstance(v, (int, float))})
-            for name, by_reason in stats.items():
-                if isinstance(by_reason, dict):  # failures and retried, by reason
-                    model_reasons[model][name].update(by_reason)
-        for purpose, stats in summary.get("purposes", {}).items():
-            purposes[purpose].update(stats)
-    out["failures"] = dict(failures)
-    out["retried"] = dict(sorted(retried.items()))
-    out["models"] = {
-        model: {**stats, **{name: dict(sorted(counts.items())) for name, counts in model_reasons[model].items()}}
-        for model, stats in sorted(models.items())
-    }
-    out["purposes"] = {purpose: dict(stats) for purpose, stats in sorted(purposes.items())}
-    return out
+        _add_counts(out, summary)
+    return _sorted_tree(out)
+
+
+def _add_counts(into: dict[str, Any], counts: Mapping[str, Any]) -> None:
+    for name, value in counts.items():
+        if isinstance(value, Mapping):
+            _add_counts(into.setdefault(name, {}), value)
+        elif isinstance(value, (int, float)):
+            into[name] = into.get(name, 0) + value
+
+
+def _sorted_tree(tree: dict[str, Any]) -> dict[str, Any]:
+    return {key: _sorted_tree(value) if isinstance(value, dict) else value for key, value in sorted(tree.items())}
 
 
 def _coverage(tally: RunTally) -> dict[str, Any]:
