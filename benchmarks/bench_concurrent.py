@@ -1,7 +1,9 @@
 """Benchmark: two concurrent runs of one experiment on one cache pay for each model call once.
 
 Run ``python -m benchmarks.bench_concurrent [--latency-ms MS]``.  The quickstart
-experiment, every sim target answering in ``MS`` ms, runs once alone on a fresh
+experiment, every sim model (targets, users, judges, the monitor) answering in
+``MS`` ms, so that every call is leased as a provider's is (an offline call that
+answers at once takes no lease: :mod:`multiverse.llm.lease`), runs once alone on a fresh
 cache, then twice at the same time (two ``multiverse run`` processes) on a
 second fresh cache.  Prints the calls of each, the ratio of the pair's total to
 the single run's, and checks the target: at most 1.05x the calls of one run, and
@@ -18,9 +20,25 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.bench_run import _experiment, _same_cube
+import yaml
+
+from benchmarks.bench_run import QUICKSTART, _same_cube
 
 TARGET_RATIO = 1.05
+
+
+def _experiment(folder: Path, latency_ms: float) -> Path:
+    data = yaml.safe_load(QUICKSTART.read_text(encoding="utf-8"))
+    sim = data["sim"]
+    for section in ("targets", "judges", "users"):
+        for entry in sim[section].values():
+            entry["latency_ms"] = latency_ms
+    sim["monitor"] = {**sim.get("monitor", {}), "latency_ms": latency_ms}
+    sim["planner"] = {**sim.get("planner", {}), "latency_ms": latency_ms}
+    data["specs"] = str(QUICKSTART.parents[1] / "specs")
+    path = folder / "quickstart.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
 
 
 def _start(experiment: Path, out: Path, cache: Path) -> subprocess.Popen:
@@ -34,7 +52,7 @@ def _calls(out: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--latency-ms", type=float, default=20.0, help="sim target latency per call")
+    parser.add_argument("--latency-ms", type=float, default=20.0, help="latency of every sim model's call")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-concurrent-") as tmp:
         folder = Path(tmp)
@@ -53,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         same = all(_same_cube(folder / "single", folder / f"pair-{k}") for k in (0, 1))
     ratio = sum(both) / single
     met = ratio <= TARGET_RATIO and same
-    print(f"quickstart, sim targets answering in {args.latency_ms:g} ms:")
+    print(f"quickstart, every sim model answering in {args.latency_ms:g} ms:")
     print(f"  one run alone        {single:>6} calls  {single_s:6.1f} s")
     print(f"  two runs at once     {both[0]:>6} + {both[1]} calls  {pair_s:6.1f} s")
     print(f"  ratio {ratio:.3f} (target <= {TARGET_RATIO}); cubes identical: {same}; {'met' if met else 'NOT met'}")

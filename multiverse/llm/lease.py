@@ -15,6 +15,12 @@ machine is known dead at once, by its pid.  A holder that lives but stopped
 renewing (a frozen process) loses its lease at expiry too: at worst a request
 is paid twice, never waited on for ever.
 
+Offline-world calls with no simulated latency take no lease: the reply costs
+less to compute than the lease's two write transactions, and two processes that
+both compute it store the same bytes.  Offline targets given a latency are
+leased like provider calls, which is how the concurrent-run benchmark measures
+single flight.
+
 Why a lease row rather than an advisory file lock: the cache is already one
 SQLite database whose transactions serialise writers across processes, a row
 expires on its own when its holder is killed (no lock file to clean up), and it

@@ -13,7 +13,9 @@ a draft and a confirmation request, then the confirmed write after the recorded 
 ``drop_context_rate`` (share of retried requests that the
 harness rebuilds without the earlier turns: a planted harness defect), and the
 transport knobs ``latency_ms`` and ``fail_rate``, which change timing and
-failures only.
+failures only.  Every other entry (judges, users, the monitor, the planner)
+takes ``latency_ms`` too; a model with none answers at once, and such calls take
+no cross-process lease (:mod:`multiverse.llm.lease`).
 """
 
 from __future__ import annotations
@@ -40,11 +42,11 @@ TARGET_DEFAULTS: Mapping[str, Any] = MappingProxyType(
     }
 )
 JUDGE_DEFAULTS: Mapping[str, Any] = MappingProxyType(
-    {"sensitivity": {"*": 0.9}, "specificity": {"*": 0.95}, "leniency": 0.0, "malformed_rate": 0.0}
+    {"sensitivity": {"*": 0.9}, "specificity": {"*": 0.95}, "leniency": 0.0, "malformed_rate": 0.0, "latency_ms": 0}
 )
-USER_DEFAULTS: Mapping[str, Any] = MappingProxyType({"pressure": 1.0, "steer_success": 0.8})
-MONITOR_DEFAULTS: Mapping[str, Any] = MappingProxyType({"tag_accuracy": 1.0, "reject_rate": 0.05})
-PLANNER_DEFAULTS: Mapping[str, Any] = MappingProxyType({"free_form_skew": 1.5})
+USER_DEFAULTS: Mapping[str, Any] = MappingProxyType({"pressure": 1.0, "steer_success": 0.8, "latency_ms": 0})
+MONITOR_DEFAULTS: Mapping[str, Any] = MappingProxyType({"tag_accuracy": 1.0, "reject_rate": 0.05, "latency_ms": 0})
+PLANNER_DEFAULTS: Mapping[str, Any] = MappingProxyType({"free_form_skew": 1.5, "latency_ms": 0})
 
 _TOP_KEYS = ("seed", "targets", "judges", "users", "monitor", "planner")
 
@@ -182,6 +184,7 @@ def _judge(block: Any, field: str) -> dict[str, Any]:
         "specificity": _principle_map(block.get("specificity"), JUDGE_DEFAULTS["specificity"], f"{field}.specificity"),
         "leniency": _setting(block, JUDGE_DEFAULTS, field, "leniency", _probability),
         "malformed_rate": _setting(block, JUDGE_DEFAULTS, field, "malformed_rate", _probability),
+        "latency_ms": _setting(block, JUDGE_DEFAULTS, field, "latency_ms", _nonnegative),
     }
 
 
@@ -191,6 +194,7 @@ def _user(block: Any, field: str) -> dict[str, Any]:
     return {
         "pressure": _setting(block, USER_DEFAULTS, field, "pressure", _positive),
         "steer_success": _setting(block, USER_DEFAULTS, field, "steer_success", _probability),
+        "latency_ms": _setting(block, USER_DEFAULTS, field, "latency_ms", _nonnegative),
     }
 
 
@@ -200,13 +204,17 @@ def _monitor(block: Any, field: str) -> dict[str, Any]:
     return {
         "tag_accuracy": _setting(block, MONITOR_DEFAULTS, field, "tag_accuracy", _probability),
         "reject_rate": _setting(block, MONITOR_DEFAULTS, field, "reject_rate", _probability, below_one=True),
+        "latency_ms": _setting(block, MONITOR_DEFAULTS, field, "latency_ms", _nonnegative),
     }
 
 
 def _planner(block: Any, field: str) -> dict[str, Any]:
     block = _mapping(block, field)
     _check_keys(block, PLANNER_DEFAULTS, field)
-    return {"free_form_skew": _setting(block, PLANNER_DEFAULTS, field, "free_form_skew", _nonnegative)}
+    return {
+        "free_form_skew": _setting(block, PLANNER_DEFAULTS, field, "free_form_skew", _nonnegative),
+        "latency_ms": _setting(block, PLANNER_DEFAULTS, field, "latency_ms", _nonnegative),
+    }
 
 
 def _entries(block: Any, field: str, resolve: Any) -> dict[str, dict[str, Any]]:

@@ -197,6 +197,10 @@ class SimWorld:
         """Simulated latency of one call to ``model`` in seconds (targets' ``latency_ms``)."""
         return float(self._resolve(model)[1].get("latency_ms", 0.0)) / 1000.0
 
+    def instant(self, model: str) -> bool:
+        """Whether a call to ``model`` is answered at once (no simulated latency): such calls take no lease."""
+        return self.latency_s(model) == 0.0
+
     def _digest(self, request: Request, key_bytes: bytes) -> bytes:
         head = {
             "model": request.model,

@@ -35,6 +35,9 @@ class LoggingWorld:
     def latency_s(self, model: str) -> float:
         return 0.01
 
+    def instant(self, model: str) -> bool:
+        return False
+
     def respond(self, request, *, attempt: int | None = None) -> Reply:
         content = request.messages[-1]["content"]
         self.log.write(content + "\n")

@@ -41,6 +41,9 @@ class FakeWorld:
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         return self.latency
 
+    def instant(self, model: str) -> bool:
+        return self.latency == 0.0
+
     def respond(self, request, *, attempt: int | None = None) -> FakeReply:
         content = str(request.messages[-1]["content"])
         with self._lock:

@@ -64,7 +64,7 @@ def test_a_dead_holders_expired_lease_is_taken_over(tmp_path):
 
 
 def test_a_waiter_reads_the_response_the_lease_holder_stored(tmp_path):
-    world = FakeWorld()
+    world = FakeWorld(latency=0.001)  # an offline model with a latency is leased like a provider's
     request = Request("sim/target-a", user("hello"))
     with Client(cache=tmp_path / "cache", sim=world) as client:
         key = client.key(request)
@@ -83,6 +83,21 @@ def test_a_waiter_reads_the_response_the_lease_holder_stored(tmp_path):
         thread.join()
         assert response.text == "stored by the holder" and response.cached
         assert world.calls == {} and client.summary()["calls"] == 0
+
+
+def test_an_instant_offline_call_takes_no_lease_and_waits_for_none(tmp_path):
+    world = FakeWorld()
+    request = Request("sim/target-a", user("hello"))
+    with Client(cache=tmp_path / "cache", sim=world) as client:
+        key = client.key(request)
+        _hold(client.cache, key, "elsewhere:2:alive", time.time() + 30)
+        started = time.monotonic()
+        response = client.complete(request)
+        assert time.monotonic() - started < 5
+        assert response.text == "sim/target-a says hello #0" and not response.cached
+        assert client.cache.get(key).text == response.text
+        held = client.cache.connection().execute("SELECT holder FROM leases").fetchall()
+        assert held == [("elsewhere:2:alive",)]  # neither taken nor released
 
 
 def test_a_lease_of_a_dead_process_on_this_machine_is_taken_over_before_it_expires(tmp_path):

@@ -54,6 +54,26 @@ def test_key_params_hold_only_the_called_models_own_settings():
 def test_latency_is_reported_in_seconds():
     world = SimWorld.from_config({"targets": {"slow": {"latency_ms": 250}}})
     assert world.latency_s("sim/target-slow") == 0.25
+    assert not world.instant("sim/target-slow")
+
+
+@pytest.mark.parametrize(
+    "section, entry, model",
+    [
+        pytest.param("judges", "j", "sim/judge-j", id="judge"),
+        pytest.param("users", "u", "sim/user-u", id="user"),
+        pytest.param("monitor", None, "sim/monitor", id="monitor"),
+        pytest.param("planner", None, "sim/planner", id="planner"),
+    ],
+)
+def test_every_sim_model_takes_a_latency_that_leaves_its_key_unchanged(section, entry, model):
+    def world(params):
+        return SimWorld.from_config({section: params if entry is None else {entry: params}})
+
+    slow, calm = world({"latency_ms": 30}), world({})
+    assert slow.latency_s(model) == 0.03 and not slow.instant(model)
+    assert calm.latency_s(model) == 0.0 and calm.instant(model)
+    assert slow.key_params(model) == calm.key_params(model)
 
 
 @pytest.mark.parametrize(
