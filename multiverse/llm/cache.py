@@ -42,7 +42,7 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -375,28 +375,22 @@ class Cache:
     async def aput(self, key: str, entry: CacheEntry) -> None:
         """Queue ``entry`` for the writer thread; return once it is committed.
 
-        Entries queued while a commit runs share the next transaction.
+        Entries queued while a commit runs share the next transaction, and the
+        writer wakes each waiting event loop once per transaction, not once per entry.
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
-
-        def done(error: BaseException | None) -> None:
-            try:
-                loop.call_soon_threadsafe(_settle, future, error)
-            except RuntimeError:  # the loop closed while the write ran; the entry is stored regardless
-                pass
-
-        self._submit(entry._row(key), done)
+        self._submit((entry._row(key), loop, future))
         await future
 
-    def _submit(self, row: tuple, done: Callable[[BaseException | None], None]) -> None:
+    def _submit(self, item: tuple[tuple, asyncio.AbstractEventLoop, asyncio.Future[None]]) -> None:
         if self._closed:
             raise RuntimeError(f"{self!r} is closed")
         with self._lock:
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_loop, name="multiverse-cache-writer", daemon=True)
                 self._writer.start()
-        self._queue.put((row, done))
+        self._queue.put(item)
 
     def _write_loop(self) -> None:
         conn = self._connect()
@@ -418,11 +412,17 @@ class Cache:
             error: BaseException | None = None
             try:
                 with conn:
-                    conn.executemany(_INSERT, [row for row, _ in batch])
+                    conn.executemany(_INSERT, [row for row, _, _ in batch])
             except sqlite3.Error as exc:
                 error = CacheError(f"cache {self.path}: cannot write to it: {exc}")
-            for _, done in batch:
-                done(error)
+            waiting: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+            for _, loop, future in batch:
+                waiting.setdefault(loop, []).append(future)
+            for loop, futures in waiting.items():
+                try:
+                    loop.call_soon_threadsafe(_settle, futures, error)
+                except RuntimeError:  # the loop closed while the write ran; the entries are stored regardless
+                    pass
 
     # --- audit and lifetime -------------------------------------------------------------
 
@@ -454,10 +454,11 @@ class Cache:
         self.close()
 
 
-def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
-    if future.done():
-        return
-    if error is None:
-        future.set_result(None)
-    else:
-        future.set_exception(error)
+def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) -> None:
+    for future in futures:
+        if future.done():
+            continue
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)

@@ -396,7 +396,11 @@ class Client:
 
     async def _attempt(self, request: Request, attempt: int) -> _Reply | Failure:
         try:
-            reply = await asyncio.wait_for(self._send(request, attempt), timeout=self.timeout_s * 1.5 + 1.0)
+            sending = self._send(request, attempt)
+            if request.is_sim and self.sim.instant(request.model):
+                reply = await sending  # answered without awaiting anything: no deadline to keep
+            else:
+                reply = await asyncio.wait_for(sending, timeout=self.timeout_s * 1.5 + 1.0)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001  classify() re-raises anything not from a provider
