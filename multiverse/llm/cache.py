@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from multiverse._canonical_json import fast_canonical
+
 __all__ = [
     "LAYOUT_VERSION",
     "DB_NAME",
@@ -132,13 +134,21 @@ class CacheEntry:
             key,
             self.model,
             self.text,
-            json.dumps(list(self.tool_calls), sort_keys=True),
-            json.dumps(dict(self.usage), sort_keys=True),
+            _json_text(list(self.tool_calls)),
+            _json_text(dict(self.usage)),
             float(self.cost_usd),
             float(self.latency_s),
             float(self.created or time.time()),
-            json.dumps(dict(self.versions), sort_keys=True),
+            _json_text(dict(self.versions)),
         )
+
+
+def _json_text(value: Any) -> str:
+    """A stored column's JSON text (sorted keys, no whitespace; only ever parsed back, never compared)."""
+    fast = fast_canonical(value)
+    if fast is not None:
+        return fast.decode()
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=dict)
 
 
 class CacheError(RuntimeError):
@@ -253,8 +263,10 @@ class Cache:
 
     def get(self, key: str) -> CacheEntry | None:
         """Return the entry stored under ``key``, or ``None``."""
-        with _sqlite_errors(self.path, "read it"):
+        try:  # not _sqlite_errors: a context manager costs more than the lookup on a cold run's every call
             row = self._conn().execute(_SELECT, (key,)).fetchone()
+        except sqlite3.Error as exc:
+            raise CacheError(f"cache {self.path}: cannot read it: {exc}") from None
         if row is None:
             return None
         model, text, tool_calls, usage, cost, latency, created, versions = row

@@ -55,7 +55,10 @@ def _freeze(value: Any) -> Any:
     if kind in _LEAF_TYPES:
         return value
     if kind is dict or kind is MappingProxyType or isinstance(value, Mapping):
-        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+        for item in value.values():
+            if type(item) not in _LEAF_TYPES:
+                return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+        return MappingProxyType(dict(value))  # the common chat message: scalars only, a plain copy
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     return value
