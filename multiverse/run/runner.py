@@ -140,8 +140,10 @@ def run(
         to (with the manifest ``multiverse-output.json``), and ``cube.zarr``,
         the chunked store the cube is streamed into unit by unit as the run
         goes (:mod:`multiverse.run.stream`): with ``out`` the run never holds
-        the whole cube or every conversation in memory, and returns the
-        written cube opened lazily (:func:`multiverse.open_cube`).  The folder is
+        the whole cube or every conversation in memory while it runs, and
+        returns the written ``cube.nc`` read into memory (for a cube larger
+        than memory, ``multiverse.open_cube(out / "cube.zarr")`` reads it
+        chunk by chunk instead).  The folder is
         replaced as a whole, atomically: readers see the old outputs or the new
         ones, never a mix.  It must be missing, empty or an earlier run's
         output, and must neither be nor contain the working directory, the
