@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from multiverse._canonical_json import fast_canonical
+from multiverse.llm.keys import canonical_json
 
 __all__ = [
     "LAYOUT_VERSION",
@@ -134,21 +134,13 @@ class CacheEntry:
             key,
             self.model,
             self.text,
-            _json_text(list(self.tool_calls)),
-            _json_text(dict(self.usage)),
+            canonical_json(list(self.tool_calls)),
+            canonical_json(dict(self.usage)),
             float(self.cost_usd),
             float(self.latency_s),
             float(self.created or time.time()),
-            _json_text(dict(self.versions)),
+            canonical_json(dict(self.versions)),
         )
-
-
-def _json_text(value: Any) -> str:
-    """A stored column's JSON text (sorted keys, no whitespace; only ever parsed back, never compared)."""
-    fast = fast_canonical(value)
-    if fast is not None:
-        return fast.decode()
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=dict)
 
 
 class CacheError(RuntimeError):

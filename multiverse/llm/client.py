@@ -339,7 +339,7 @@ class Client:
                     f"run once online to fill {self.cache!r}, or point cache= at the cache that holds it"
                 )
             )
-        if request.is_sim and self.sim.instant(request.model):
+        if self._instant(request):
             # an instant offline reply costs less than the lease's two write transactions; a process
             # sharing the cache that makes it too stores the same bytes
             return await self._call_and_store(request, key, state)
@@ -394,10 +394,14 @@ class Client:
                 self._dead[target] = failure
         return self._failed(request, key, failure, latency)
 
+    def _instant(self, request: Request) -> bool:
+        """Whether the offline world answers ``request`` at once (no simulated latency)."""
+        return request.is_sim and self.sim.instant(request.model)
+
     async def _attempt(self, request: Request, attempt: int) -> _Reply | Failure:
         try:
             sending = self._send(request, attempt)
-            if request.is_sim and self.sim.instant(request.model):
+            if self._instant(request):
                 reply = await sending  # answered without awaiting anything: no deadline to keep
             else:
                 reply = await asyncio.wait_for(sending, timeout=self.timeout_s * 1.5 + 1.0)

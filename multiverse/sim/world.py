@@ -194,7 +194,7 @@ class SimWorld:
         return dict(self._resolve(model)[2])
 
     def latency_s(self, model: str) -> float:
-        """Simulated latency of one call to ``model`` in seconds (targets' ``latency_ms``)."""
+        """Simulated latency of one call to ``model`` in seconds (its entry's ``latency_ms``)."""
         return float(self._resolve(model)[1].get("latency_ms", 0.0)) / 1000.0
 
     def instant(self, model: str) -> bool:
