@@ -20,25 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
-from benchmarks.bench_run import QUICKSTART, _same_cube
+from benchmarks.bench_run import _experiment, _same_cube
 
 TARGET_RATIO = 1.05
-
-
-def _experiment(folder: Path, latency_ms: float) -> Path:
-    data = yaml.safe_load(QUICKSTART.read_text(encoding="utf-8"))
-    sim = data["sim"]
-    for section in ("targets", "judges", "users"):
-        for entry in sim[section].values():
-            entry["latency_ms"] = latency_ms
-    sim["monitor"] = {**sim.get("monitor", {}), "latency_ms": latency_ms}
-    sim["planner"] = {**sim.get("planner", {}), "latency_ms": latency_ms}
-    data["specs"] = str(QUICKSTART.parents[1] / "specs")
-    path = folder / "quickstart.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return path
 
 
 def _start(experiment: Path, out: Path, cache: Path) -> subprocess.Popen:
@@ -56,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-concurrent-") as tmp:
         folder = Path(tmp)
-        experiment = _experiment(folder, args.latency_ms)
+        experiment = _experiment(folder, args.latency_ms, every_model=True)
         started = time.perf_counter()
         if _start(experiment, folder / "single", folder / "cache-single").wait():
             return 1

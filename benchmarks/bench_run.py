@@ -30,10 +30,16 @@ import yaml
 QUICKSTART = Path(__file__).resolve().parents[1] / "experiments" / "quickstart.yaml"
 
 
-def _experiment(folder: Path, latency_ms: float) -> Path:
+def _experiment(folder: Path, latency_ms: float, *, every_model: bool = False) -> Path:
+    """The quickstart with its sim targets (or, with ``every_model``, every sim model) at ``latency_ms``."""
     data = yaml.safe_load(QUICKSTART.read_text(encoding="utf-8"))
-    for target in data["sim"]["targets"].values():
-        target["latency_ms"] = latency_ms
+    sim = data["sim"]
+    for section in ("targets", "judges", "users") if every_model else ("targets",):
+        for entry in sim[section].values():
+            entry["latency_ms"] = latency_ms
+    if every_model:
+        sim["monitor"] = {**sim.get("monitor", {}), "latency_ms": latency_ms}
+        sim["planner"] = {**sim.get("planner", {}), "latency_ms": latency_ms}
     data["specs"] = str(QUICKSTART.parents[1] / "specs")
     path = folder / "quickstart.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
