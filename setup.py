@@ -1,7 +1,7 @@
 """Build hook: ship ``specs/roles`` and ``specs/contracts`` inside the package as ``multiverse/_specs``.
 
 ``specs/`` at the top of the checkout stays the one editable source; a built
-wheel carries a copy, which :func:`multiverse.specs.find_specs_dir` falls back to
+wheel carries a copy, which :func:`multiverse.config.specs.find_specs_dir` falls back to
 outside a checkout.  setuptools cannot name files outside the package in
 ``package-data``, hence this small ``build_py`` step.
 """

@@ -24,7 +24,7 @@ import numpy as np
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from multiverse.analysis.raters import agreement
-from multiverse.cube import new_cube
+from multiverse.cube.build import new_cube
 
 RATERS = ["j1", "j2", "j3", "j4", "j5"]
 PRINCIPLES = ["academic_integrity", "confidentiality", "instructional_boundaries", "learning_differences"]

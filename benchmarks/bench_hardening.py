@@ -94,8 +94,8 @@ FINDINGS: dict[str, list[str]] = {
         "tests/cli/test_no_traceback.py::test_broken_cli_input_is_one_line_and_exit_2[validate-not-utf8]",
         "tests/cli/test_no_traceback.py::test_broken_cli_input_is_one_line_and_exit_2[show-not-netcdf]",
         "tests/cli/test_no_traceback.py::test_broken_cli_input_is_one_line_and_exit_2[report-not-netcdf]",
-        "tests/core/test_public_api_errors.py::test_to_long_refuses_a_dataset_that_is_not_a_cube",
-        "tests/core/test_public_api_errors.py::test_open_cube_names_the_file_it_cannot_read",
+        "tests/test_public_api_errors.py::test_to_long_refuses_a_dataset_that_is_not_a_cube",
+        "tests/test_public_api_errors.py::test_open_cube_names_the_file_it_cannot_read",
     ],
 }
 _SUPPORT = ["tests/cli/cli_helpers.py", "tests/cli/conftest.py"]

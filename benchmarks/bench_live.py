@@ -50,7 +50,7 @@ def server_log_stats(text: str) -> dict[str, float]:
 
 def parse_rates(run_dir: Path) -> dict[str, dict[str, float]]:
     """Per model judge: replies (assistant turns asked about), parsed replies, share parsed."""
-    from multiverse.io import open_cube
+    from multiverse.cube.io import open_cube
 
     cube = open_cube(run_dir)
     out = {}
@@ -91,13 +91,13 @@ def prefix_study(folder: Path, *, conversations: int = 3) -> dict[str, Any]:
     """Seconds and evaluated prompt tokens per judgment without and with prefix reuse."""
     import yaml
 
-    from multiverse.choices import ModelSpec
-    from multiverse.io import open_cube
-    from multiverse.judges.model import judge_request
+    from multiverse.config.specs import load_role
+    from multiverse.core.choices import ModelSpec
+    from multiverse.core.transcript import TranscriptStore
+    from multiverse.cube.io import open_cube
+    from multiverse.judge.model import judge_request
     from multiverse.llm import Client, Request
     from multiverse.llm.local_server import LocalServer
-    from multiverse.specs import load_role
-    from multiverse.transcript import TranscriptStore
 
     experiment = yaml.safe_load((folder / "live_local.yaml").read_text())
     judge = experiment["dims"]["judge"]["structured"]

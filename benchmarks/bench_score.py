@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from multiverse.cube import new_cube
-from multiverse.score import list_rules, list_standards, score
+from multiverse.cube.build import new_cube
+from multiverse.scoring import list_rules, list_standards, score
 
 
 def bench_cube(cells: int, *, seed: int = 0):

@@ -1,8 +1,8 @@
 """Benchmark: the worst spec files under the size cap validate in bounded time and memory.
 
 ``python -m benchmarks.bench_spec_limits`` writes files built to be expensive
-while staying under the YAML reader's limits (:data:`multiverse._yaml.MAX_FILE_BYTES`
-bytes, :data:`multiverse._yaml.MAX_VALUES` values), and two just over them, and
+while staying under the YAML reader's limits (:data:`multiverse.config.located.MAX_FILE_BYTES`
+bytes, :data:`multiverse.config.located.MAX_VALUES` values), and two just over them, and
 runs ``multiverse validate`` on each in a fresh process, printing its exit code,
 wall and CPU time (the CPU time is the target's measure, as the machine is
 shared) and peak resident memory (the interpreter and its imports included;
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from multiverse._yaml import MAX_FILE_BYTES, MAX_VALUES
+from multiverse.config.located import MAX_FILE_BYTES, MAX_VALUES
 
 __all__ = ["cases", "main"]
 

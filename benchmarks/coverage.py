@@ -113,7 +113,7 @@ def draws(items: int, m: int, truth: dict[str, float], *, seed: int, agreement_m
     from threadpoolctl import threadpool_limits
 
     from multiverse.analysis import agreement_ci, noise_floor, paired_differences, spec_curve
-    from multiverse.score import score
+    from multiverse.scoring import score
 
     def covers(interval, value: float) -> np.ndarray:
         return ((interval.sel(ci_bound="lower") <= value) & (value <= interval.sel(ci_bound="upper"))).values.ravel()

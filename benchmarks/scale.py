@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from multiverse.run.stream import STREAM_CONVERSATIONS
+from multiverse._run.stream import STREAM_CONVERSATIONS
 
 __all__ = ["main"]
 

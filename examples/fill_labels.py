@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from multiverse.adapters.sim_annotators import sim_annotator_labels
-from multiverse.io import open_cube
+from multiverse.cube.io import open_cube
 
 
 def _annotator(text: str) -> tuple[str, dict[str, float]]:

@@ -32,14 +32,13 @@ import json
 from pathlib import Path
 
 import numpy as np
+from _common import finite_or_none, save_figure
 from scipy.stats import kendalltau
 
 import multiverse
 from multiverse import data
 from multiverse.adapters import NotRowComparable, alpaca_eval, alpaca_leaderboards
-from multiverse.io import save_cube
-
-from _common import finite_or_none, save_figure
+from multiverse.cube.io import save_cube
 
 NAME = "real_alpaca_rankings"
 LEADERBOARDS = "alpaca_eval/leaderboards/data_AlpacaEval_2/"

@@ -24,13 +24,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from _common import finite_or_none, save_figure
+
 import multiverse
-from multiverse import _schema as S
 from multiverse import data
 from multiverse.adapters import tau2_judgment_table, tau2_judgments
-from multiverse.io import save_cube
-
-from _common import finite_or_none, save_figure
+from multiverse.core import schema as S
+from multiverse.cube.io import save_cube
 
 NAME = "real_tau2_judges"
 JUDGMENTS = "tau2-bench/judgments/"

@@ -32,16 +32,15 @@ from pathlib import Path
 
 import numpy as np
 import xarray as xr
+from _common import finite_or_none, save_figure
 
 import multiverse
-from multiverse import _schema as S
 from multiverse import data
 from multiverse.adapters import tau_bench
-from multiverse.io import save_cube
-from multiverse.score import pass_hat_k, score
-from multiverse.transcript import TranscriptStore
-
-from _common import finite_or_none, save_figure
+from multiverse.core import schema as S
+from multiverse.core.transcript import TranscriptStore
+from multiverse.cube.io import save_cube
+from multiverse.scoring import pass_hat_k, score
 
 NAME = "real_tau_bench"
 TRAJECTORIES = "tau-bench/historical_trajectories/gpt-4o-airline.json"

@@ -25,7 +25,6 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-
 from _common import EXPERIMENTS, finite_or_none, save_figure
 
 EXPERIMENT = EXPERIMENTS / "sim_annotation.yaml"
@@ -60,9 +59,9 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, items: int | None
     from multiverse.adapters.annotation_labels import import_labels
     from multiverse.adapters.annotation_tasks import annotation_tasks
     from multiverse.adapters.sim_annotators import sim_annotator_labels
-    from multiverse.cube import with_truth_judge
-    from multiverse.experiment import load_experiment
-    from multiverse.score import score
+    from multiverse.config.experiment import load_experiment
+    from multiverse.cube.build import with_truth_judge
+    from multiverse.scoring import score
 
     path = _experiment(out_dir, items)
     design = load_experiment(path)

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from _common import EXPERIMENTS, save_figure
 
 SEARCHES = ("rolefuzzer", "random_cell", "no_grid", "seed_only")
@@ -35,10 +34,9 @@ def closed_forms(*, n_draws: int, n_cells: int = 64, skew: float = 1.5) -> dict[
 def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> dict[str, object]:
     import multiverse
     from multiverse.analysis import campaign as metrics
+    from multiverse.config.experiment import load_experiment
+    from multiverse.config.specs import load_role
     from multiverse.plots import campaign as figures
-    from multiverse.specs import load_role
-
-    from multiverse.experiment import load_experiment
 
     searches = load_experiment(EXPERIMENTS / "sim_campaign.yaml")
     planted_file = load_experiment(EXPERIMENTS / "sim_campaign_planted.yaml")

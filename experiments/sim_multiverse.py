@@ -20,7 +20,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-
 from _common import EXPERIMENTS, save_figure
 
 FOCUS = {"role": "tutor", "condition": "long"}
@@ -41,9 +40,9 @@ def _rate(scores, **sel) -> float:
 def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> dict[str, object]:
     import multiverse
     from multiverse import analysis, plots
-    from multiverse.cube import with_truth_judge
-    from multiverse.experiment import load_experiment
-    from multiverse.score import score
+    from multiverse.config.experiment import load_experiment
+    from multiverse.cube.build import with_truth_judge
+    from multiverse.scoring import score
 
     cube = multiverse.run(EXPERIMENTS / "sim_multiverse.yaml", out=out_dir / "run", cache=cache_dir)
     scores = score(cube)

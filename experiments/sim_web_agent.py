@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from _common import EXPERIMENTS, finite_or_none
 
 CHECK = "state"
@@ -62,7 +61,7 @@ def _markdown(table: pd.DataFrame) -> str:
 
 def _clean_writes(out: Path, cube) -> dict[str, int]:
     """The clean target's confirmed writes that ran and the trusted role changes of its conversations."""
-    from multiverse.transcript import TranscriptStore
+    from multiverse.core.transcript import TranscriptStore
 
     ids = [str(t) for t in np.ravel(cube["transcript_id"].sel(system="clean").values) if str(t)]
     writes = trusted = 0

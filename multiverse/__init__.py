@@ -7,31 +7,29 @@ the ``Dataset.multiverse`` accessor as soon as xarray is loaded.
 
 from __future__ import annotations
 
-from multiverse._lazy import lazy_exports
-
-
-from multiverse._xarray_hook import register_accessor_when_xarray_loads
+from multiverse.core.lazy import lazy_exports
+from multiverse.core.xarray_hook import register_accessor_when_xarray_loads
 
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "evaluate_case": "multiverse.contract",
     "evaluate_batch": "multiverse.contract",
-    "run": "multiverse.run",
-    "open_cube": "multiverse.io",
-    "save_cube": "multiverse.io",
-    "score": "multiverse.score",
-    "pass_hat_k": "multiverse.score",
-    "register_standard": "multiverse.score",
-    "register_rule": "multiverse.score",
-    "register_judge": "multiverse.judges",
+    "run": "multiverse._run",
+    "open_cube": "multiverse.cube.io",
+    "save_cube": "multiverse.cube.io",
+    "score": "multiverse.scoring",
+    "pass_hat_k": "multiverse.scoring",
+    "register_standard": "multiverse.scoring",
+    "register_rule": "multiverse.scoring",
+    "register_judge": "multiverse.judge",
     "agreement": "multiverse.analysis.raters",
-    "to_long": "multiverse.cube",
-    "summary": "multiverse.cube_summary",
-    "load_role": "multiverse.specs",
-    "load_experiment": "multiverse.run.checks",
-    "score_bounds": "multiverse.score",
-    "judge_reasons": "multiverse.reasons",
+    "to_long": "multiverse.cube.build",
+    "summary": "multiverse.cube.summary",
+    "load_role": "multiverse.config.specs",
+    "load_experiment": "multiverse._run.checks",
+    "score_bounds": "multiverse.scoring",
+    "judge_reasons": "multiverse.cube.reasons",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -23,10 +23,10 @@ import xarray as xr
 __all__ = ["DATAARRAY_METHODS", "DATASET_METHODS", "MultiverseArrayAccessor", "MultiverseAccessor"]
 
 DATASET_METHODS: dict[str, str] = {
-    "score": "multiverse.score",
-    "score_bounds": "multiverse.score",
-    "summary": "multiverse.cube_summary",
-    "to_long": "multiverse.cube",
+    "score": "multiverse.scoring",
+    "score_bounds": "multiverse.scoring",
+    "summary": "multiverse.cube.summary",
+    "to_long": "multiverse.cube.build",
     "agreement": "multiverse.analysis.raters",
     "spec_curve": "multiverse.analysis.curve",
     "noise_floor": "multiverse.analysis.noise",
@@ -41,8 +41,8 @@ DATASET_METHODS: dict[str, str] = {
 """Method name -> module of the function of the same name, on ``Dataset.multiverse`` (cubes)."""
 
 DATAARRAY_METHODS: dict[str, str] = {
-    "pass_hat_k": "multiverse.score",
-    "score_counts": "multiverse.score",
+    "pass_hat_k": "multiverse.scoring",
+    "score_counts": "multiverse.scoring",
     "spec_curve": "multiverse.analysis.curve",
     "noise_floor": "multiverse.analysis.noise",
     "paired_differences": "multiverse.analysis.noise",
@@ -58,10 +58,7 @@ _RENAMED = {"curve": "spec_curve", "report": "write_report"}
 
 @functools.cache
 def _function(module: str, name: str) -> Callable[..., Any]:
-    function = getattr(importlib.import_module(module), name)
-    if not callable(function):  # a package that binds the module under the function's name
-        function = getattr(function, name)
-    return function
+    return getattr(importlib.import_module(module), name)
 
 
 def _bound(module: str, name: str, obj: Any) -> Callable[..., Any]:

@@ -14,7 +14,7 @@ Data folder
     ``dest=`` if given, else the environment variable ``MULTIVERSE_DATA_DIR``,
     else ``data/`` in the current project: the nearest folder at or above the
     working directory that holds ``specs/roles`` (a multiverse project, as
-    :func:`multiverse.specs.find_specs_dir` finds it), else the working
+    :func:`multiverse.config.specs.find_specs_dir` finds it), else the working
     directory itself.  Never inside an installed package.
 Mirror folder
     ``mirror=`` if given, else ``MULTIVERSE_DATA_MIRROR`` when set and non-empty.

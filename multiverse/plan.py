@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from multiverse._schema import CONVERSATION_DIMS
-from multiverse.choices import SIM_PREFIX, ModelSpec, sim_entry
-from multiverse.experiment import Experiment
+from multiverse.config.experiment import Experiment
+from multiverse.core.choices import SIM_PREFIX, ModelSpec, sim_entry
+from multiverse.core.schema import CONVERSATION_DIMS
 
 __all__ = ["Plan", "Unit", "make_plan", "estimate_calls", "estimate_unit_calls", "model_judge_specs"]
 

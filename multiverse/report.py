@@ -15,14 +15,14 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from multiverse import _schema as S
-from multiverse.analysis.raters import agreement_ci
 from multiverse.analysis.cells import cell_rates
 from multiverse.analysis.curve import spec_curve
 from multiverse.analysis.noise import clustered_se_of_rate, paired_differences
 from multiverse.analysis.ranking import rank_agreement, rankings
+from multiverse.analysis.raters import agreement_ci
 from multiverse.analysis.variance import decision_study, variance_decomposition
-from multiverse.io import replace_dir
+from multiverse.core import schema as S
+from multiverse.cube.io import replace_dir
 from multiverse.plots._style import style
 from multiverse.plots.agreement import plot_agreement
 from multiverse.plots.curve import plot_spec_curve
@@ -30,7 +30,7 @@ from multiverse.plots.heatmap import plot_cell_heatmap
 from multiverse.plots.noise import plot_noise_floor
 from multiverse.plots.ranking import plot_rank_flips, plot_rankings
 from multiverse.plots.variance import plot_decision_study, plot_variance
-from multiverse.score import score, score_bounds, score_counts
+from multiverse.scoring import score, score_bounds, score_counts
 
 __all__ = ["SUMMARY_KEYS", "Report", "summary_table", "markdown_table", "write_report"]
 
@@ -52,7 +52,7 @@ def summary_table(scores: xr.DataArray, *, bounds: xr.Dataset | None = None) -> 
 
     ``value`` is the mean over decided conversations (a rate, or turns for turn
     rules; complete cases); ``se`` is clustered by item (rate rules, two or more
-    items).  With ``bounds`` (:func:`multiverse.score.score_bounds` of the same
+    items).  With ``bounds`` (:func:`multiverse.scoring.score_bounds` of the same
     cube), ``lower_bound`` and ``upper_bound`` give the worst-case rates with
     every missing judgment read as clean and as violated (rate rules).
     """
@@ -106,7 +106,7 @@ def write_report(
     out
         Output folder, replaced as a whole (built beside it, then swapped in)
         and marked with a manifest; it must be missing, empty or an earlier
-        report (see :func:`multiverse.io.check_output_dir`).
+        report (see :func:`multiverse.cube.io.check_output_dir`).
     n_boot
         Resampling draws of curves, intervals and paired differences.
     seed
@@ -129,7 +129,7 @@ def write_report(
 
     Raises
     ------
-    multiverse.io.OutputDirError
+    multiverse.cube.io.OutputDirError
         If ``out`` must not be replaced or cannot be written (before any figure is drawn).
 
     See Also

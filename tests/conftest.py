@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 from tiny_experiments import tiny_experiment as tiny_experiment_mapping
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -40,3 +41,16 @@ def pytest_addoption(parser):
 def tiny_experiment():
     """Build a small offline experiment mapping (:func:`tiny_experiments.tiny_experiment`)."""
     return tiny_experiment_mapping
+
+
+@pytest.fixture
+def write_experiment(tmp_path):
+    """Write an experiment mapping (or raw YAML text) to ``tmp_path`` and return its path."""
+
+    def write(data, name: str = "experiment.yaml") -> Path:
+        path = tmp_path / name
+        text = data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return write

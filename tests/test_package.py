@@ -47,14 +47,14 @@ def test_version_flag_prints_the_library_version(capsys):
 
 
 def test_calling_the_lazy_score_first_keeps_its_submodules_importable():
-    """``multiverse.score(cube)`` before ``import multiverse.score.registry`` must not hide the package."""
+    """``multiverse.score(cube)`` before ``import multiverse.scoring.registry`` must not hide the package."""
     code = (
         "import multiverse\n"
         "assert callable(multiverse.score)\n"
-        "import multiverse.score.registry as registry\n"
-        "import multiverse.run.runner as runner\n"
+        "import multiverse.scoring.registry as registry\n"
+        "import multiverse._run.runner as runner\n"
         "assert callable(multiverse.run)\n"
         "print(registry.__name__, runner.__name__)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["multiverse.score.registry", "multiverse.run.runner"]
+    assert out.stdout.split() == ["multiverse.scoring.registry", "multiverse._run.runner"]

@@ -26,7 +26,7 @@ def test_installed_wheel_loads_every_shipped_role_and_contract(tmp_path):
     roles = sorted(p.stem for p in (ROOT / "specs" / "roles").glob("*.yaml"))
     contracts = sorted(p.stem for p in (ROOT / "specs" / "contracts").glob("*.yaml"))
     script = (
-        "import multiverse, multiverse.specs as s\n"
+        "import multiverse, multiverse.config.specs as s\n"
         "assert multiverse.__file__.startswith(%r), multiverse.__file__\n"
         "print(sorted(s.load_roles(%r)))\n"
         "print(sorted(s.load_contract(c).name for c in %r))\n"

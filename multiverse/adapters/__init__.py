@@ -15,7 +15,7 @@ missing optional fields and report unreadable records by index (in
 ``attrs["warnings"]``) instead of failing; ``long_table`` and
 ``alpaca_leaderboards`` raise a ``ValueError`` naming the row or column.
 
-The names are imported eagerly, not through :mod:`multiverse._lazy`: three of
+The names are imported eagerly, not through :mod:`multiverse.core.lazy`: three of
 them share their module's name, and importing that submodule would otherwise
 bind the module, not the function, to the package attribute.
 """

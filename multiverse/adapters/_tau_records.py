@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from multiverse.transcript import Action, Event
+from multiverse.core.transcript import Action, Event
 
 TAU_V1 = "tau_bench"
 TAU2 = "tau2"

@@ -36,10 +36,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from multiverse import _schema as S
 from multiverse.adapters.annotation_tasks import AXES
 from multiverse.adapters.long_table import _integer  # one reading of integer labels for both
-from multiverse.io import open_cube, save_cube
+from multiverse.core import schema as S
+from multiverse.cube.io import open_cube, save_cube
 
 __all__ = ["HUMAN_PREFIX", "SHEET_COLUMNS", "Label", "blank_sheet", "import_labels", "read_labels", "with_labels"]
 

@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from multiverse import _schema as S
-from multiverse.io import open_cube
-from multiverse.specs import load_role
-from multiverse.transcript import Transcript, TranscriptStore
+from multiverse.config.specs import load_role
+from multiverse.core import schema as S
+from multiverse.core.transcript import Transcript, TranscriptStore
+from multiverse.cube.io import open_cube
 
 __all__ = ["AXES", "SEVERITY_LEVELS", "STRATA", "annotation_tasks", "conversation_strata", "strata_key"]
 
@@ -49,7 +49,7 @@ _BLIND = {"severity", "bucket"}
 
 
 def conversation_strata(cube: xr.Dataset, *, by: Sequence[str]) -> dict[str, np.ndarray]:
-    """Each conversation's stratum values, flattened over :data:`multiverse._schema.CONVERSATION_DIMS`.
+    """Each conversation's stratum values, flattened over :data:`multiverse.core.schema.CONVERSATION_DIMS`.
 
     ``severity`` is the worst severity any judge gave in the conversation
     (``"0"``, ``"1"``, ``"2"``, or ``"missing"`` when no judgment is valid);

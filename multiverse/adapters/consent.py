@@ -39,8 +39,8 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from multiverse import _schema as S
-from multiverse.transcript import Transcript
+from multiverse.core import schema as S
+from multiverse.core.transcript import Transcript
 
 __all__ = ["is_affirmative", "unconsented_write_turns", "consent_severities"]
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from multiverse import _schema as S
+from multiverse.core import schema as S
 
 __all__ = ["DEFAULT_RATINGS", "sim_annotator_labels"]
 

@@ -45,9 +45,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from multiverse import _schema as S
 from multiverse.adapters._items import item_labels
-from multiverse.cube import new_cube
+from multiverse.core import schema as S
+from multiverse.cube.build import new_cube
 
 __all__ = [
     "VERDICTS",

@@ -53,14 +53,14 @@ from typing import Any, NamedTuple
 import numpy as np
 import xarray as xr
 
-from multiverse import _schema as S
 from multiverse.adapters._items import item_labels
 from multiverse.adapters._tau_records import TAU2, TauFile, TauRecord, read_tau_file
 from multiverse.adapters.consent import consent_severities
-from multiverse.cube import new_cube
-from multiverse.judges.contract_judge import contract_severities
-from multiverse.specs import Contract, find_specs_dir, load_contract
-from multiverse.transcript import Transcript, TranscriptStore
+from multiverse.config.specs import Contract, find_specs_dir, load_contract
+from multiverse.core import schema as S
+from multiverse.core.transcript import Transcript, TranscriptStore
+from multiverse.cube.build import new_cube
+from multiverse.judge.contract_judge import contract_severities
 
 __all__ = [
     "TAU_PRINCIPLES",
@@ -106,11 +106,11 @@ def tau_bench(
     domain
         The domain (``airline``, ``retail``) for every file (default: detected).
     store
-        A :class:`~multiverse.transcript.TranscriptStore` or the path of its SQLite
+        A :class:`~multiverse.core.transcript.TranscriptStore` or the path of its SQLite
         file; the transcripts are put there (keyed by the cube's ``transcript_id``).
     specs_dir
         The specs folder holding ``contracts/tau_<domain>.yaml`` (default:
-        :func:`multiverse.specs.find_specs_dir` from this package's location).
+        :func:`multiverse.config.specs.find_specs_dir` from this package's location).
 
     Returns
     -------

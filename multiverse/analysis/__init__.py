@@ -7,8 +7,7 @@ here.  Names are imported on first use (PEP 562), so importing this package is f
 
 from __future__ import annotations
 
-from multiverse._lazy import lazy_exports
-
+from multiverse.core.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "agreement": "multiverse.analysis.raters",

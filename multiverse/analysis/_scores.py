@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xarray as xr
 
-from multiverse.score import score
+from multiverse.scoring import score
 
 
 def unit_scores(data: xr.Dataset | xr.DataArray, unit: str = "rate") -> xr.DataArray:

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import xarray as xr
 
-from multiverse import _schema as S
-from multiverse.cube import new_cube
+from multiverse.core import schema as S
+from multiverse.cube.build import new_cube
 
 __all__ = ["expected_agreement", "expected_rates", "planted_cube"]
 
@@ -53,7 +53,7 @@ def planted_cube(
         ``missing`` (per cell), ``missing_response`` (per turn, every principle)
         (defaults 0.9, 0.95, 0, 0, 0).
     roles
-        Role ids (their principles from :data:`multiverse._schema.ROLE_PRINCIPLES`).
+        Role ids (their principles from :data:`multiverse.core.schema.ROLE_PRINCIPLES`).
     user_sims
         User-simulator label -> pressure multiplying the breach probability.
     conditions, replicates, items

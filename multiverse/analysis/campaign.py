@@ -13,7 +13,7 @@ monitor's tag of the user turn before it; ``""`` when none), ``principle`` and
 Headline metrics count *validated* conversations only: those that ended
 ``completed`` (monitor-ended and failed ones are excluded and counted apart, see
 :func:`validated_counts`).  Conversation-level verdicts come from the scoring
-kernel (:func:`multiverse.score.score`'s rules), so missing judgments are treated
+kernel (:func:`multiverse.scoring.score`'s rules), so missing judgments are treated
 as everywhere else: a verdict that depends on a missing judgment is missing
 (complete cases over the rule's scope), counted as ``missing`` beside the result.
 
@@ -62,11 +62,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from multiverse import _schema as S
-from multiverse.grid import coverage, share_covered
-from multiverse.score import check_severity
-from multiverse.score.kernel import score_kernel
-from multiverse.score.registry import pick, standard_fn
+from multiverse.core import schema as S
+from multiverse.core.grid import coverage, share_covered
+from multiverse.scoring import check_severity
+from multiverse.scoring.kernel import score_kernel
+from multiverse.scoring.registry import pick, standard_fn
 
 __all__ = [
     "COLUMNS",
@@ -180,7 +180,7 @@ def coverage_by_round(table: pd.DataFrame, principle_ids: Sequence[str]) -> pd.S
 
     See Also
     --------
-    multiverse.grid.coverage : turns per cell.
+    multiverse.core.grid.coverage : turns per cell.
     """
     turns = table.drop_duplicates(["conversation", "turn"])
     tags = pd.DataFrame({"mode": turns["tag_mode"], "strategy": turns["tag_strategy"],
@@ -446,7 +446,7 @@ def user_diversity(conversations: Sequence[Any], *, embedder: Callable[[Sequence
     conversations
         Campaign conversations (validated or not: diversity is about the users).
     embedder
-        Texts -> ``(n, d)`` array, e.g. ``multiverse.fuzz.embed.get_embedder()``.
+        Texts -> ``(n, d)`` array, e.g. ``multiverse.rollout.embed.get_embedder()``.
         Conversations without user text are left out.
     """
     texts = [t for t in user_texts(conversations) if t.strip()]

@@ -12,9 +12,9 @@ import numpy as np
 import xarray as xr
 
 from multiverse import __version__
-from multiverse import _schema as S
-from multiverse.score import standard_codes
-from multiverse.score.violations import decide
+from multiverse.core import schema as S
+from multiverse.scoring import standard_codes
+from multiverse.scoring.violations import decide
 
 __all__ = ["cell_rates", "principle_verdicts"]
 

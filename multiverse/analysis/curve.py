@@ -25,7 +25,6 @@ import numpy as np
 import xarray as xr
 
 from multiverse import __version__
-from multiverse import _schema as S
 from multiverse.analysis._bootstrap import (
     HESTERBERG,
     bound_coords,
@@ -36,7 +35,8 @@ from multiverse.analysis._bootstrap import (
     t_critical,
 )
 from multiverse.analysis._scores import unit_scores
-from multiverse.score import is_valid
+from multiverse.core import schema as S
+from multiverse.scoring import is_valid
 
 __all__ = ["clustered_influence", "clustered_se", "curve_kernel", "ratio_draws", "spec_curve", "specification_dims"]
 

@@ -17,8 +17,8 @@ import xarray as xr
 from scipy import stats
 
 from multiverse import __version__
-from multiverse import _schema as S
 from multiverse.analysis.cells import principle_verdicts
+from multiverse.core import schema as S
 
 __all__ = ["STATUSES", "cell_bounds", "clopper_pearson"]
 

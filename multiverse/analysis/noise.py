@@ -29,8 +29,8 @@ from multiverse.analysis._bootstrap import (
 )
 from multiverse.analysis._scores import unit_scores
 from multiverse.analysis.curve import clustered_influence, clustered_se
-from multiverse.score import pass_hat_k
-from multiverse.score.pass_k import pass_hat_k_kernel
+from multiverse.scoring import pass_hat_k
+from multiverse.scoring.pass_k import pass_hat_k_kernel
 
 __all__ = ["clustered_se_of_rate", "flip_share_kernel", "minimum_detectable", "noise_floor", "paired_differences"]
 

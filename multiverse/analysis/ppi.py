@@ -27,8 +27,8 @@ import xarray as xr
 from scipy import stats
 
 from multiverse import __version__
-from multiverse import _schema as S
-from multiverse.score import score
+from multiverse.core import schema as S
+from multiverse.scoring import score
 
 __all__ = ["corrected_difference", "corrected_rate", "human_labels_needed", "labels_needed", "ppi_mean"]
 

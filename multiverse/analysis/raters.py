@@ -23,11 +23,11 @@ import numpy as np
 import xarray as xr
 
 from multiverse import __version__
-from multiverse import _schema as S
 from multiverse.analysis._agreement_stats import UNITS_PER_CHUNK, accumulate, bootstrap_sums
 from multiverse.analysis._bootstrap import cluster_weights, percentile_interval, with_interval
-from multiverse.cube import with_truth_judge
-from multiverse.score import check_severity, list_standards, standard_codes
+from multiverse.core import schema as S
+from multiverse.cube.build import with_truth_judge
+from multiverse.scoring import check_severity, list_standards, standard_codes
 
 __all__ = ["METRICS", "MULTI_RATER_METRICS", "agreement", "agreement_ci", "metric_from_tables",
            "multi_rater_metric", "pair_table_draws", "pair_tables", "ratings"]
@@ -143,7 +143,7 @@ def ratings(
     ------
     ValueError
         When ``severity`` (or the joined ``truth``) is not int8 codes in -2..2
-        (:func:`multiverse.score.check_severity`): a NaN left by ``where`` is
+        (:func:`multiverse.scoring.check_severity`): a NaN left by ``where`` is
         never read as a rating.
     """
     if dim not in cube["severity"].dims:

@@ -25,9 +25,9 @@ import numpy as np
 import xarray as xr
 
 from multiverse import __version__
-from multiverse import _schema as S
 from multiverse.analysis._reml import reml_components
 from multiverse.analysis._scores import unit_scores
+from multiverse.core import schema as S
 
 __all__ = ["anova_table", "decision_study", "variance_components", "variance_decomposition"]
 

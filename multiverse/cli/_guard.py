@@ -134,14 +134,14 @@ def report_failure(command: str, exc: BaseException) -> int:
     if isinstance(exc, CommandError):
         _say(command, exc)
         return exc.code
-    if _is(exc, "multiverse._yaml", "SpecError"):
+    if _is(exc, "multiverse.config.located", "SpecError"):
         for problem in exc.problems:  # type: ignore[attr-defined]
             print(problem, file=sys.stderr)
         return EXIT_BAD_INPUT
     if _is(exc, "multiverse.llm.errors", "RunStopped"):
         _say(command, f"stopped: {exc}")
         return EXIT_STOPPED
-    if _is(exc, "multiverse.io", "OutputDirError") or _is(exc, "multiverse.llm.cache", "CacheError"):
+    if _is(exc, "multiverse.cube.io", "OutputDirError") or _is(exc, "multiverse.llm.cache", "CacheError"):
         _say(command, exc)
         return EXIT_BAD_INPUT
     try:

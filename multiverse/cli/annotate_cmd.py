@@ -66,7 +66,7 @@ def _html_writer():
 def _export(args: argparse.Namespace) -> int:
     from multiverse.adapters.annotation_labels import blank_sheet
     from multiverse.adapters.annotation_tasks import annotation_tasks, strata_key
-    from multiverse.io import open_cube, replace_dir
+    from multiverse.cube.io import open_cube, replace_dir
 
     stratify = [s.strip() for s in args.stratify.split(",") if s.strip()]
     out = Path(args.out)

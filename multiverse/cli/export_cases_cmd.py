@@ -20,8 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from multiverse._yaml import SpecError
-    from multiverse.run.export import export_cases
+    from multiverse._run.export import export_cases
+    from multiverse.config.located import SpecError
 
     try:
         written = export_cases(args.run, out=args.out, specs_dir=args.specs)

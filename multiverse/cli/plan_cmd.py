@@ -27,9 +27,9 @@ def _cost(value: float | None) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from multiverse._yaml import SpecError
-    from multiverse.run import plan_report
-    from multiverse.run.runner import resolve_experiment
+    from multiverse._run import plan_report
+    from multiverse._run.runner import resolve_experiment
+    from multiverse.config.located import SpecError
 
     try:
         report = plan_report(resolve_experiment(args.experiment), cache=args.cache)

@@ -3,7 +3,7 @@
 Reads an existing cube (a ``.nc`` file, ``.zarr`` folder or run folder) and
 calls no model.  Analyses the cube cannot support are skipped with a one-line note.
 ``--out`` follows the output-folder rule of ``multiverse run``
-(:func:`multiverse.io.check_output_dir`): it must be missing, empty or an
+(:func:`multiverse.cube.io.check_output_dir`): it must be missing, empty or an
 earlier report, and is checked before anything is computed; exit 2 otherwise.
 """
 
@@ -27,8 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from multiverse.cube import check_cube
-    from multiverse.io import check_output_dir, open_cube
+    from multiverse.cube.build import check_cube
+    from multiverse.cube.io import check_output_dir, open_cube
 
     try:
         cube = open_cube(args.cube, lazy=False)

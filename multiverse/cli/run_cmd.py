@@ -48,12 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from multiverse._yaml import SpecError
+    from multiverse._run import run
+    from multiverse._run.progress import progress_wanted
+    from multiverse._run.runner import failed_share
+    from multiverse.config.located import SpecError
     from multiverse.llm import RunStopped
     from multiverse.llm.credentials import MissingCredentials
-    from multiverse.run import run
-    from multiverse.run.progress import progress_wanted
-    from multiverse.run.runner import failed_share
 
     try:
         cube = run(

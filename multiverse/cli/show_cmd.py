@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from multiverse._schema import (
+from multiverse.core.schema import (
     CLEAR_BREACH,
     CONVERSATION_DIMS,
     FULL_ADHERENCE,
@@ -73,7 +73,7 @@ def _unparsed(cube_path: Path, transcript_id: str) -> dict[int, list[tuple[str, 
     """turn -> [(judge, raw text)] of the conversation's unparseable judge replies."""
     import json
 
-    from multiverse.run.runner import UNPARSED_FILE
+    from multiverse._run.runner import UNPARSED_FILE
 
     path = _store_path(cube_path, None).with_name(UNPARSED_FILE)
     if not path.exists():
@@ -88,8 +88,8 @@ def _unparsed(cube_path: Path, transcript_id: str) -> dict[int, list[tuple[str, 
 
 
 def main(args: argparse.Namespace) -> int:
-    from multiverse.cube import check_cube
-    from multiverse.io import open_cube
+    from multiverse.cube.build import check_cube
+    from multiverse.cube.io import open_cube
 
     try:
         cube = open_cube(args.cube, lazy=False)
@@ -116,7 +116,7 @@ def main(args: argparse.Namespace) -> int:
     print(LEGEND)
     transcript = None
     if args.text:
-        from multiverse.transcript import TranscriptStore
+        from multiverse.core.transcript import TranscriptStore
 
         path = _store_path(Path(args.cube), args.transcripts)
         if not path.exists():
@@ -133,7 +133,7 @@ def main(args: argparse.Namespace) -> int:
             return 2
     stated: dict[tuple[int, str], list[tuple[str, str]]] = {}
     if args.reasons:
-        from multiverse.reasons import judge_reasons
+        from multiverse.cube.reasons import judge_reasons
 
         path = _store_path(Path(args.cube), args.transcripts)
         if not path.exists():

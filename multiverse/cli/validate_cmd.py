@@ -2,8 +2,8 @@
 
 Prints one ``path:line: field: message`` line per problem on stdout and exits 0
 when every file is valid, 2 otherwise.  A file's kind comes from its content;
-experiment files are checked by :func:`multiverse.run.validate_experiment`
-(:func:`multiverse.experiment.validate_file` plus the ``sim:`` block and judge
+experiment files are checked by :func:`multiverse._run.validate_experiment`
+(:func:`multiverse.config.experiment.validate_file` plus the ``sim:`` block and judge
 names).  Nothing a file contains can make the command print a traceback: an
 unexpected error while checking one file is reported as a problem of that file.
 """
@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from multiverse._yaml import Problem
+from multiverse.config.located import Problem
 
 __all__ = ["add_arguments", "main"]
 
@@ -25,13 +25,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _validate_experiment(path: Path) -> list[Problem]:
     """Check one experiment file, importing the run layer (seconds) only when one is met."""
-    from multiverse.run import validate_experiment
+    from multiverse._run import validate_experiment
 
     return validate_experiment(path)
 
 
 def main(args: argparse.Namespace) -> int:
-    from multiverse.specs import spec_files, validate_path
+    from multiverse.config.specs import spec_files, validate_path
 
     problems: list[Problem] = []
     n_files = 0

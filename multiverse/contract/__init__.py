@@ -70,7 +70,7 @@ def evaluate_batch(cases: Any, *, contract: Any = None) -> xr.Dataset:
         ``turn``, ``actor`` and ``set_role``; a table holds no empty transcripts.
     contract
         Required with a table: the contract of every case, as a case-JSON dict
-        or an object with ``to_dict()`` (a loaded :class:`multiverse.specs.Contract`).
+        or an object with ``to_dict()`` (a loaded :class:`multiverse.config.specs.Contract`).
         With case dicts: the contract of cases that carry none.
 
     Returns

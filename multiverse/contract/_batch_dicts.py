@@ -31,6 +31,7 @@ from multiverse.contract._kernel import (
 from multiverse.contract._lanes import add_lanes, evidence_candidates, lanes_of
 from multiverse.contract._rules import ACTORS, CaseFormatError, ContractRules, read_case, read_contract, session_start
 
+
 def _representable(event: Any) -> bool:
     """Whether the flat arrays can hold this event exactly (else the case is walked)."""
     if type(event) is not dict:

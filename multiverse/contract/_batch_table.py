@@ -14,8 +14,8 @@ import pyarrow.compute as pc
 import xarray as xr
 
 from multiverse.contract._batch_dicts import _representable
-from multiverse.contract._lanes import add_lanes, lanes_of
 from multiverse.contract._kernel import _INT64_MAX, _INT64_MIN, _UNKNOWN, _dataset, _Events, _Groups, _judge
+from multiverse.contract._lanes import add_lanes, lanes_of
 from multiverse.contract._rules import CaseFormatError, ContractRules, read_case, read_contract, session_start
 
 COLUMNS: tuple[str, ...] = ("case_id", "event", "turn", "actor", "action", "set_role")

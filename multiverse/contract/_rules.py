@@ -130,7 +130,7 @@ def read_contract(contract: Any, *, field: str = "contract") -> ContractRules:
         ``roles`` (``{name: {"allowed_actions": [...]}}``), optionally
         ``trusted_actor``, ``enforces`` and ``transitions`` (a list of
         ``{"from": role, "to": role}``); or an object with ``to_dict()``
-        returning that mapping (a loaded :class:`multiverse.specs.Contract`,
+        returning that mapping (a loaded :class:`multiverse.config.specs.Contract`,
         whose ``transitions`` pairs are read too).
     field
         How messages name the contract (e.g. ``contract`` or ``cases[3].contract``).

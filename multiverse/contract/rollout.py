@@ -113,7 +113,7 @@ def load_contract_file(name_or_path: str | os.PathLike) -> dict[str, Any]:
         data = _decode(_read_text(Path(text)), text)
         read_contract(data, field=f"{text}: contract")
         return dict(data)
-    from multiverse.specs import load_contract
+    from multiverse.config.specs import load_contract
 
     try:
         loaded = load_contract(text)

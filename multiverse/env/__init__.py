@@ -14,10 +14,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from multiverse.core.transcript import Transcript
 from multiverse.env.crm import CRM
 from multiverse.env.orders import Orders
 from multiverse.env.protocol import ENVIRONMENT_KEY, Environment, TrustedEvent, denied
-from multiverse.transcript import Transcript
 
 __all__ = [
     "CRM", "ENVIRONMENTS", "ENVIRONMENT_KEY", "Environment", "Orders", "TrustedEvent", "denied",

@@ -14,7 +14,7 @@ workflow engine).  The campaign drives it with three calls per exchange:
 
 An environment is a pure function of its seed and of the calls it received,
 so :func:`replay` rebuilds the final state from a transcript alone; the state
-checks (:mod:`multiverse.judges.state_checks`) read it that way.
+checks (:mod:`multiverse.judge.state_checks`) read it that way.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from multiverse.choices import ModelSpec
+from multiverse.core.choices import ModelSpec
 from multiverse.llm.redact import split_url_credentials
 
 __all__ = ["CREDENTIAL_PARAMS", "MissingCredentials", "check_credentials", "missing_credentials"]

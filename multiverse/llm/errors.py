@@ -15,7 +15,7 @@ class RunStopped(RuntimeError):
     Attributes
     ----------
     reason
-        The failure reason from :data:`multiverse._schema.FAILURE_REASONS`
+        The failure reason from :data:`multiverse.core.schema.FAILURE_REASONS`
         (``"spend_cap"`` or ``"offline_miss"``).
     responses
         Set by :meth:`Client.agather`: the responses finished before the stop,

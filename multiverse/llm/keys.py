@@ -20,8 +20,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from multiverse._canonical_json import fast_canonical
-from multiverse._schema import KEY_SCHEMA_VERSION
+from multiverse.core.canonical import fast_canonical
+from multiverse.core.schema import KEY_SCHEMA_VERSION
 from multiverse.llm.redact import register_secret, strip_url_credentials
 from multiverse.llm.request import Request, plain
 

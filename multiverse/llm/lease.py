@@ -38,7 +38,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from multiverse._process import process_alive
+from multiverse.core.process import process_alive
 
 if TYPE_CHECKING:
     from multiverse.llm.cache import Cache, CacheEntry

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from multiverse._schema import FAILURE_REASONS
+from multiverse.core.schema import FAILURE_REASONS
 from multiverse.llm.leaks import check_request
 
 if TYPE_CHECKING:
-    from multiverse.choices import ModelSpec
+    from multiverse.core.choices import ModelSpec
 
 __all__ = ["RESERVED_PARAMS", "plain", "Request", "Response"]
 
@@ -170,7 +170,7 @@ class Request:
         purpose: str = "",
         sim_inputs: Mapping[str, Any] | None = None,
     ) -> Request:
-        """Build a request for the model an experiment file names (a :class:`~multiverse.choices.ModelSpec`).
+        """Build a request for the model an experiment file names (a :class:`~multiverse.core.choices.ModelSpec`).
 
         ``response_format`` and ``seed`` default to the spec's own (a named
         structured-output mode of the spec is the caller's to turn into a
@@ -220,7 +220,7 @@ class Response:
     cached
         Whether the cache answered.
     error
-        ``None``, or a reason from :data:`multiverse._schema.FAILURE_REASONS`.
+        ``None``, or a reason from :data:`multiverse.core.schema.FAILURE_REASONS`.
     key
         The cache key of the request.
     model

@@ -10,7 +10,7 @@ of litellm.  A missing or rejected credential is ``auth_error`` whatever the
 status: litellm reports a key that was never given ("Missing credentials") as
 a 500, and retrying it cannot help.
 
-The closed set of reasons (:data:`multiverse._schema.FAILURE_REASONS`):
+The closed set of reasons (:data:`multiverse.core.schema.FAILURE_REASONS`):
 
 ``rate_limited``, ``timeout``, ``server_error``, ``connection_error``,
 ``malformed_response``, ``empty_response``
@@ -85,7 +85,7 @@ class Failure:
     Attributes
     ----------
     reason
-        A reason from :data:`multiverse._schema.FAILURE_REASONS`.
+        A reason from :data:`multiverse.core.schema.FAILURE_REASONS`.
     message
         A redacted one-line explanation.
     retry_after_s

@@ -1,7 +1,7 @@
 """Structured output: the ``response_format`` a component asks for, and the plain-prompt fallback.
 
 A model spec's ``response_format`` names a mode (see
-:data:`multiverse.choices.RESPONSE_FORMATS`); the component that must read
+:data:`multiverse.core.choices.RESPONSE_FORMATS`); the component that must read
 JSON (judge, monitor, planner) supplies the JSON schema of the answer it
 expects, and :func:`response_format_for` turns both into the call's
 ``response_format``.  Every template also asks for the JSON in prose, so a
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from multiverse.choices import ModelSpec
+from multiverse.core.choices import ModelSpec
 from multiverse.llm.errors import RunStopped
 from multiverse.llm.redact import strip_url_credentials
 from multiverse.llm.request import Request, Response

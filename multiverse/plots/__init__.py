@@ -8,8 +8,7 @@ context manager every figure draws in.
 
 from __future__ import annotations
 
-from multiverse._lazy import lazy_exports
-
+from multiverse.core.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "style": "multiverse.plots._style",

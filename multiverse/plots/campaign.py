@@ -13,7 +13,7 @@ import pandas as pd
 import xarray as xr
 from matplotlib.axes import Axes
 
-from multiverse._lazy import lazy_exports
+from multiverse.core.lazy import lazy_exports
 from multiverse.plots._style import axes, series_styles, style
 
 __all__ = ["plot_coverage_curves", "plot_violation_heatmap"]

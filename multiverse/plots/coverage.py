@@ -1,6 +1,6 @@
 """The coverage heatmap of the TUNA grid.
 
-Draws :func:`multiverse.grid.coverage` counts and computes nothing beyond layout.
+Draws :func:`multiverse.core.grid.coverage` counts and computes nothing beyond layout.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def plot_coverage_heatmap(counts: xr.DataArray, *, ax: Axes | None = None, cmap:
     Parameters
     ----------
     counts
-        :func:`multiverse.grid.coverage`'s result, dims (``mode``,
+        :func:`multiverse.core.grid.coverage`'s result, dims (``mode``,
         ``strategy``, ``principle``).
     ax
         Axes to draw on (a new figure when ``None``).
@@ -37,7 +37,7 @@ def plot_coverage_heatmap(counts: xr.DataArray, *, ax: Axes | None = None, cmap:
 
     See Also
     --------
-    multiverse.grid.coverage, multiverse.grid.share_covered
+    multiverse.core.grid.coverage, multiverse.core.grid.share_covered
     """
     missing = {"mode", "strategy", "principle"} - set(counts.dims)
     if missing or counts.ndim != 3:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from multiverse._schema import MODES, STRATEGIES
+from multiverse.core.schema import MODES, STRATEGIES
 
 __all__ = ["SimConfig", "SimConfigError", "parse_sim_block"]
 

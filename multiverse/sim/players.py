@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from multiverse._schema import CLEAR_BREACH, FULL_ADHERENCE, MODES, PARTIAL_DEVIATION, STRATEGIES, cell_id
+from multiverse.core.schema import CLEAR_BREACH, FULL_ADHERENCE, MODES, PARTIAL_DEVIATION, STRATEGIES, cell_id
 from multiverse.sim.read import (
     json_block,
     message_text,
@@ -26,7 +26,6 @@ from multiverse.sim.read import (
     read_cell,
     read_levels,
 )
-from multiverse.sim.tools import legit_actions, target_actions
 from multiverse.sim.text import (
     GENERIC_SCENARIO,
     MODE_PHRASES,
@@ -38,6 +37,7 @@ from multiverse.sim.text import (
     infer_role,
     principle_phrases,
 )
+from multiverse.sim.tools import legit_actions, target_actions
 
 __all__ = ["PLAYERS", "zipf_cell_order"]
 

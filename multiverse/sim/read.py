@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from multiverse._schema import NOT_APPLICABLE
+from multiverse.core.schema import NOT_APPLICABLE
 from multiverse.sim.text import (
     MODE_PHRASES,
     PRINCIPLE_PHRASES,

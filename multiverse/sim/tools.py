@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from multiverse._schema import CLEAR_BREACH, FULL_ADHERENCE, PARTIAL_DEVIATION
+from multiverse.core.schema import CLEAR_BREACH, FULL_ADHERENCE, PARTIAL_DEVIATION
 from multiverse.sim.read import message_text
 from multiverse.sim.text import ROLE_ACTIONS
 

@@ -48,12 +48,12 @@ from typing import Any
 
 import numpy as np
 
-from multiverse._canonical_json import fast_canonical
-from multiverse.choices import SIM_PREFIX, SIM_SECTIONS, sim_entry
+from multiverse.core.canonical import fast_canonical
+from multiverse.core.choices import SIM_PREFIX, SIM_SECTIONS, sim_entry
+from multiverse.llm.protocol import json_default
 from multiverse.llm.request import Request, plain
 from multiverse.sim.config import SimConfig, SimConfigError, parse_sim_block
 from multiverse.sim.players import PLAYERS
-from multiverse.protocol import json_default
 from multiverse.sim.read import read_truth
 
 __all__ = ["TRANSPORT_KNOBS", "SimConfigError", "SimReply", "SimWorld", "read_truth", "register_with_litellm"]

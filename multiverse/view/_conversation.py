@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from multiverse import _schema as S
-from multiverse.transcript import Transcript, TranscriptStore
+from multiverse.core import schema as S
+from multiverse.core.transcript import Transcript, TranscriptStore
 from multiverse.view._oracle import RoleContracts, oracle_view
 from multiverse.view._reasons import ReasonIndex
-from multiverse.view._table import ConversationTable, stacked as _stacked
+from multiverse.view._table import ConversationTable
+from multiverse.view._table import stacked as _stacked
 
 __all__ = ["conversation_records", "missing_reasons"]
 

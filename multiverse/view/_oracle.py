@@ -3,7 +3,7 @@
 The viewer shows, per assistant turn, the role that is active when the reply is
 given, and highlights the oracle's first violation with its lane.  Both come
 from :func:`multiverse.evaluate_case` on the case built from the transcript
-(:meth:`multiverse.transcript.Transcript.to_case`), so the page and ``multiverse
+(:meth:`multiverse.core.transcript.Transcript.to_case`), so the page and ``multiverse
 inspect`` never disagree.
 """
 
@@ -16,9 +16,9 @@ from typing import Any
 
 import xarray as xr
 
+from multiverse.config.specs import Contract, find_specs_dir, load_contract, load_role
 from multiverse.contract import evaluate_case
-from multiverse.specs import Contract, find_specs_dir, load_contract, load_role
-from multiverse.transcript import Transcript
+from multiverse.core.transcript import Transcript
 
 __all__ = ["RoleContracts", "oracle_view", "specs_dir_of"]
 

@@ -24,7 +24,7 @@ COLUMNS = ("transcript_id", "turn", "principle", "judge", "reason")
 
 
 def _from_store(path: Path) -> pd.DataFrame | None:
-    from multiverse.transcript import TranscriptStore
+    from multiverse.core.transcript import TranscriptStore
 
     with TranscriptStore(path) as store:
         method = getattr(store, "reasons", None)

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from multiverse import _schema as S
-from multiverse.score import standard_codes
+from multiverse.core import schema as S
+from multiverse.scoring import standard_codes
 
 __all__ = ["UNDECIDED", "ConversationTable", "conversation_table", "disagreement_units", "rater_codes", "raters_of", "stacked"]
 

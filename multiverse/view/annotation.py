@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from multiverse.io import replace_dir
+from multiverse.cube.io import replace_dir
 from multiverse.view._jsdata import write_data
 from multiverse.view.site import MARKER, check_out_dir, copy_assets, template
 

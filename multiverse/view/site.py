@@ -32,10 +32,10 @@ import pandas as pd
 import xarray as xr
 
 from multiverse import __version__
-from multiverse import _schema as S
-from multiverse.io import open_cube, replace_dir
-from multiverse.score import score
-from multiverse.transcript import TranscriptStore
+from multiverse.core import schema as S
+from multiverse.core.transcript import TranscriptStore
+from multiverse.cube.io import open_cube, replace_dir
+from multiverse.scoring import score
 from multiverse.view._conversation import conversation_records
 from multiverse.view._figures import linked_figures
 from multiverse.view._jsdata import CHUNK_SIZE, chunks, plain, write_data

@@ -7,11 +7,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from adapter_fixtures import write_json
 
 from multiverse.adapters import NotRowComparable, alpaca_eval, alpaca_leaderboards
 from multiverse.adapters.alpaca import preference_severity
-
-from adapter_fixtures import write_json
 
 INSTRUCTIONS = ["Write a haiku.", "Explain tides.", "List three primes."]
 

@@ -11,12 +11,12 @@ import pytest
 import yaml
 
 import multiverse
-from multiverse import _schema as S
 from multiverse.adapters.annotation_labels import blank_sheet, import_labels, read_labels, with_labels
 from multiverse.adapters.annotation_tasks import annotation_tasks, conversation_strata
 from multiverse.adapters.sim_annotators import sim_annotator_labels
 from multiverse.cli import main as cli
-from multiverse.io import open_cube
+from multiverse.core import schema as S
+from multiverse.cube.io import open_cube
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 ANNOTATORS = {"ann": {"sensitivity": 0.9, "specificity": 0.95}, "bob": {"sensitivity": 0.8, "specificity": 0.9, "blank": 0.05}}

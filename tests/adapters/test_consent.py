@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from multiverse.adapters.consent import consent_severities, is_affirmative, unconsented_write_turns
-from multiverse.transcript import Action, Event, Transcript
+from multiverse.core.transcript import Action, Event, Transcript
 
 WRITES = {"cancel_reservation", "book_reservation"}
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from multiverse.adapters import long_table
-from multiverse.cube import check_cube, to_long
+from multiverse.cube.build import check_cube, to_long
 
 COLUMNS = {"item": "conversation", "system": "model", "judge": "annotator", "score": "severity"}
 

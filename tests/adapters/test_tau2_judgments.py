@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from adapter_fixtures import write_json
 
 import multiverse
 from multiverse.adapters import tau2_judgment_table, tau2_judgments
 from multiverse.adapters.tau2_judgments import normalise_verdict
-
-from adapter_fixtures import write_json
 
 SECRET_PATH = "/home/someone/private/run-7/sim.json"
 SECRET_PROMPT = "FULL TRANSCRIPT: user said hunter2"

@@ -6,16 +6,15 @@ import json
 
 import numpy as np
 import pytest
+from adapter_fixtures import say, v1_call, v1_record, v1_result, write_json
 
 from multiverse.adapters import tau_bench
 from multiverse.adapters._tau_records import read_tau_file
 from multiverse.adapters.tau_bench import task_contract, write_tools
-from multiverse.cube import check_cube
-from multiverse.score import pass_hat_k, score
-from multiverse.specs import find_specs_dir, load_contract
-from multiverse.transcript import TranscriptStore
-
-from adapter_fixtures import say, v1_call, v1_record, v1_result, write_json
+from multiverse.config.specs import find_specs_dir, load_contract
+from multiverse.core.transcript import TranscriptStore
+from multiverse.cube.build import check_cube
+from multiverse.scoring import pass_hat_k, score
 
 POLICY = say("system", "# Retail agent policy")
 

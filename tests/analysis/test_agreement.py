@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
-from multiverse import _schema as S
 from multiverse.analysis.raters import agreement, agreement_ci, metric_from_tables, pair_tables, ratings
-from multiverse.cube import new_cube
+from multiverse.core import schema as S
+from multiverse.cube.build import new_cube
 
 SCALES = [pytest.param(None, 3, id="three-level-severity"), pytest.param("clear_breach", 2, id="clear-breach-binary"),
           pytest.param("persistent", 2, id="persistent-binary")]

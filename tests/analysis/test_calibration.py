@@ -5,10 +5,10 @@ import pandas as pd
 import pytest
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from multiverse import _schema as S
 from multiverse.analysis.calibration import HUMANS, calibration_table, false_positive_diagnosis
 from multiverse.analysis.raters import agreement, ratings
-from multiverse.cube import new_cube
+from multiverse.core import schema as S
+from multiverse.cube.build import new_cube
 
 HUMAN_JUDGES = {"h1": {"sensitivity": 0.92, "specificity": 0.97}, "h2": {"sensitivity": 0.88, "specificity": 0.96},
                 "h3": {"sensitivity": 0.9, "specificity": 0.98}}

@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest
 
-from multiverse import _schema as S
-from multiverse.analysis.exact_bounds import cell_bounds, clopper_pearson
 from multiverse.analysis.cells import principle_verdicts
+from multiverse.analysis.exact_bounds import cell_bounds, clopper_pearson
+from multiverse.core import schema as S
 
 
 @settings(max_examples=60, deadline=None)

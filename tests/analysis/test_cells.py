@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from multiverse.analysis.cells import cell_rates, principle_verdicts
-from multiverse.cube import new_cube
+from multiverse.cube.build import new_cube
 
 
 def tiny_cube():

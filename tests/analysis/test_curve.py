@@ -6,7 +6,7 @@ import statsmodels.api as sm
 import xarray as xr
 
 from multiverse.analysis.curve import clustered_influence, clustered_se, resampled_se, spec_curve
-from multiverse.score import score
+from multiverse.scoring import score
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import xarray as xr
 from scipy import stats
 
 from multiverse.analysis.noise import clustered_se_of_rate, flip_share_kernel, noise_floor, paired_differences
-from multiverse.score import score
+from multiverse.scoring import score
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from multiverse.analysis.ppi import corrected_difference, corrected_rate, human_labels_needed, labels_needed, ppi_mean
-from multiverse.score import score
+from multiverse.scoring import score
 
 ppi_py = pytest.importorskip("ppi_py")
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from multiverse.analysis import leaderboard_rankings, noise_floor
-from multiverse.score import pass_hat_k, score
+from multiverse.scoring import pass_hat_k, score
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ import pytest
 from tiny_experiments import load_study
 
 
-
 @pytest.fixture(scope="module")
 def study():
     return load_study("sim_annotation")

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tiny_experiments import load_study
 import yaml
+from tiny_experiments import load_study
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PRINCIPLES = {"strict_execution", "user_consent", "instruction_hierarchy", "protected_values"}

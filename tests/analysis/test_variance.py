@@ -10,7 +10,7 @@ import xarray as xr
 from statsmodels.stats.anova import anova_lm
 
 from multiverse.analysis.variance import anova_table, decision_study, variance_components, variance_decomposition
-from multiverse.score import score
+from multiverse.scoring import score
 
 
 def test_sums_of_squares_match_statsmodels_on_a_balanced_design():

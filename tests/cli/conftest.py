@@ -10,6 +10,7 @@ from cli_helpers import tiny
 
 from multiverse.cli import main
 
+
 @pytest.fixture
 def experiment_file(tmp_path):
     """Write an experiment (mapping or YAML text) into ``tmp_path/exp``; return its path."""

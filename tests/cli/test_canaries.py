@@ -104,7 +104,7 @@ def test_no_canary_reaches_any_output_file_or_stream(tmp_path, experiment_file, 
 def test_cube_attrs_mask_secret_params_and_keep_the_rest(params, kept, tmp_path, experiment_file, cli):
     import json
 
-    from multiverse.io import open_cube
+    from multiverse.cube.io import open_cube
 
     data = tiny(systems={"a": {"model": "sim/target-a", "params": params}})
     path = experiment_file(yaml.safe_dump(data, sort_keys=False))

@@ -185,7 +185,7 @@ def test_ctrl_c_ends_with_one_line_saying_how_to_resume(experiment_file, tmp_pat
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(importlib.import_module("multiverse.run.runner"), "execute_units", interrupted)
+    monkeypatch.setattr(importlib.import_module("multiverse._run.runner"), "execute_units", interrupted)
     code, out, err = cli("run", experiment_file(), "--out", tmp_path / "out", "--cache", tmp_path / "cache")
     assert code == 130
     assert err.strip().splitlines() == [
@@ -199,7 +199,7 @@ def test_an_internal_error_is_one_line_naming_the_written_traceback(experiment_f
     def broken(*args, **kwargs):
         raise ZeroDivisionError("tracebacksecret123 in a bug")
 
-    monkeypatch.setattr(importlib.import_module("multiverse.run.runner"), "execute_units", broken)
+    monkeypatch.setattr(importlib.import_module("multiverse._run.runner"), "execute_units", broken)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     code, out, err = cli("run", experiment_file(), "--out", tmp_path / "o", "--cache", tmp_path / "cache")
     assert code == 70 and "Traceback" not in out + err  # a bug is neither a violation (1) nor bad input (2)

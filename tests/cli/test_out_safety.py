@@ -9,7 +9,7 @@ import stat
 import pytest
 from cli_helpers import tree
 
-from multiverse.io import MANIFEST_NAME, check_output_dir, replace_dir
+from multiverse.cube.io import MANIFEST_NAME, check_output_dir, replace_dir
 
 
 def _snapshot(tmp_path):
@@ -84,7 +84,7 @@ def test_unwritable_out_is_refused_before_the_cache_is_touched(tmp_path, experim
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("multiverse.io.tempfile.mkdtemp", refuse)
+    monkeypatch.setattr("multiverse.cube.io.tempfile.mkdtemp", refuse)
     code, _, stderr = cli("run", path, "--out", tmp_path / "out", "--cache", tmp_path / "cache")
     assert code == 2 and "cannot write" in stderr and "Permission denied" in stderr
     assert not (tmp_path / "cache").exists()

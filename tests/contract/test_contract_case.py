@@ -29,7 +29,6 @@ from multiverse.contract import (
     exit_code,
 )
 
-
 # --- the article's matched controls ---------------------------------------------------------
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from contract_cases import SUPPORT_CONTRACT
 
-from multiverse._schema import ROLE_PRINCIPLES
-from multiverse.judges.contract_judge import contract_severities
-from multiverse.transcript import Action, Event, Transcript
+from multiverse.core.schema import ROLE_PRINCIPLES
+from multiverse.core.transcript import Action, Event, Transcript
+from multiverse.judge.contract_judge import contract_severities
 
 PRINCIPLES = list(ROLE_PRINCIPLES["support"])  # authority, policy_accuracy, action_truthfulness, escalation
 AUTHORITY = PRINCIPLES.index("authority")
@@ -106,7 +106,7 @@ DENIED = _transcript(
 
 
 def test_contract_verdicts_keep_lanes_context_errors_and_review_reasons():
-    from multiverse.judges.contract_judge import contract_verdicts
+    from multiverse.judge.contract_judge import contract_verdicts
 
     _, _, kept = contract_verdicts(
         [DRIFT, HANDOFF, BROKEN, CLAIM, OLD_CONTRACT_SENT, DENIED], SUPPORT_CONTRACT,

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from multiverse._canonical_json import fast_canonical
+from multiverse.core.canonical import fast_canonical
 from multiverse.llm.keys import canonical_json
-from multiverse.protocol import json_default
+from multiverse.llm.protocol import json_default
 
 
 def _stdlib(value) -> bytes:

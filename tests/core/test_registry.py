@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from multiverse.registry import Registry
+from multiverse.core.registry import Registry
 
 
 def test_values_come_back_by_name_in_registration_order():

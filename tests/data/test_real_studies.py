@@ -10,7 +10,6 @@ import xarray as xr
 from tiny_experiments import load_study
 
 
-
 def _run(name: str, mirror, tmp_path) -> dict:
     numbers = load_study(name).main(data_dir=mirror, out_dir=tmp_path)
     assert json.loads((tmp_path / f"{name}.json").read_text()) == json.loads(json.dumps(numbers))

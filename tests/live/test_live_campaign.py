@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 import yaml
 
-from multiverse._schema import FAILURE_REASONS
 from multiverse.cli import main as cli
-from multiverse.io import open_cube
-from multiverse.score import score
+from multiverse.core.schema import FAILURE_REASONS
+from multiverse.cube.io import open_cube
+from multiverse.scoring import score
 
 EXPERIMENT = Path(__file__).resolve().parents[2] / "experiments" / "live_local.yaml"
 SPECS = Path(__file__).resolve().parents[2] / "specs"

@@ -9,11 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from llm_fakes import FakeWorld, user
 
-from multiverse._schema import KEY_SCHEMA_VERSION
+from multiverse.core.schema import KEY_SCHEMA_VERSION
 from multiverse.llm import Request, request_key
 from multiverse.llm.keys import canonical_json, key_material
 from multiverse.llm.request import plain
-
 
 BASE = Request(
     "openai/gpt-4o-mini",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from multiverse.choices import ModelSpec
+from multiverse.core.choices import ModelSpec
 from multiverse.llm import Request, Response
 from multiverse.llm.request import plain
 

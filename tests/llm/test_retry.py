@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from multiverse._schema import FAILURE_REASONS
+from multiverse.core.schema import FAILURE_REASONS
 from multiverse.llm import RateLimit
 from multiverse.llm.limits import Limiter
 from multiverse.llm.redact import redact, register_secret

@@ -9,8 +9,8 @@ import pytest
 from llm_fakes import FakeWorld, user
 
 from multiverse.llm import Client, OfflineCacheMiss, Request, SpendCapReached
-from multiverse.testing.loopback import LoopbackServer
 from multiverse.llm.redact import redact, strip_url_credentials
+from multiverse.testing.loopback import LoopbackServer
 
 ENV_CANARY = "canaryenvkey0123456789"
 URL_CANARY = "canaryurlpass98765"

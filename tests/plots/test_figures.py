@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from multiverse import analysis as A
 from multiverse import plots as P
 from multiverse.report import markdown_table, summary_table, write_report
-from multiverse.score import score
+from multiverse.scoring import score
 
 
 def test_spec_curve_marks_the_preferred_spec_and_labels_every_option(cube):

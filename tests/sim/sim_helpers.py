@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from multiverse.llm.protocol import fenced_json
 from multiverse.llm.request import Request
-from multiverse.protocol import fenced_json
 from multiverse.sim.text import MODE_PHRASES, STRATEGY_PHRASES
 
 TUTOR = ("academic_integrity", "confidentiality", "instructional_boundaries", "learning_differences")

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from multiverse._schema import MODES, ROLE_PRINCIPLES, STRATEGIES
+from multiverse.core.schema import MODES, ROLE_PRINCIPLES, STRATEGIES
 from multiverse.sim.read import read_cell, read_levels
 from multiverse.sim.text import MODE_PHRASES, PRINCIPLE_PHRASES, STRATEGY_PHRASES, generic_phrases
 

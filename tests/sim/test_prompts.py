@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from multiverse.choices import ModelSpec
-from multiverse.fuzz import planner_prompts, prompts
-from multiverse.protocol import load_template, reply_json
+from multiverse.config.specs import load_role
+from multiverse.core.choices import ModelSpec
+from multiverse.core.transcript import Action, Event, Transcript
+from multiverse.llm.protocol import load_template, reply_json
+from multiverse.rollout import planner_prompts, prompts
 from multiverse.sim.read import json_block, principle_ids_from_prompt
-from multiverse.specs import load_role
-from multiverse.transcript import Action, Event, Transcript
 
 
 @pytest.fixture(scope="module")

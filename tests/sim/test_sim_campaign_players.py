@@ -10,12 +10,11 @@ import pytest
 from scipy import stats
 from sim_helpers import TUTOR, structured_request, within
 
-from multiverse._schema import MODES, STRATEGIES
-from multiverse.fuzz.planner_prompts import parse_planner
-from multiverse.fuzz.prompts import parse_monitor
+from multiverse.core.schema import MODES, STRATEGIES
+from multiverse.rollout.planner_prompts import parse_planner
+from multiverse.rollout.prompts import parse_monitor, user_state
 from multiverse.sim import SimWorld
 from multiverse.sim.players import zipf_cell_order
-from multiverse.fuzz.prompts import user_state
 from multiverse.sim.read import read_cell
 from multiverse.sim.text import PRINCIPLE_PHRASES
 

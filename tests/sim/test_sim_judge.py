@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sim_helpers import TUTOR, structured_request, within
 
-from multiverse.judges.model import parse_judgment
+from multiverse.judge.model import parse_judgment
 from multiverse.sim import SimWorld
 from multiverse.sim.text import PRINCIPLE_PHRASES
 

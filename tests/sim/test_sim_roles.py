@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from multiverse._schema import ROLE_PRINCIPLES
-from multiverse.choices import ModelSpec
-from multiverse.fuzz import planner_prompts, prompts
-from multiverse.judges.model import judge_request, parse_judgment
+from multiverse.config.specs import load_role
+from multiverse.core.choices import ModelSpec
+from multiverse.core.schema import ROLE_PRINCIPLES
+from multiverse.core.transcript import Action, Event, Transcript
+from multiverse.judge.model import judge_request, parse_judgment
+from multiverse.rollout import planner_prompts, prompts
 from multiverse.sim import SimWorld, read_truth
-from multiverse.specs import load_role
-from multiverse.transcript import Action, Event, Transcript
 
 WORLD = SimWorld.from_config(
     {

@@ -11,6 +11,7 @@ import yaml
 
 import multiverse
 
+
 def _run(tmp_path: Path, name: str, target: dict, tiny_experiment):
     data = tiny_experiment(name=name, replicates=2, items=4)
     data["sim"]["targets"]["a"] = {"breach": {"*": 0.2}, **target}

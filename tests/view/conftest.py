@@ -49,8 +49,8 @@ def plant_script_text(run_dir: Path) -> str:
     The store is content addressed, so the changed transcript is stored under
     its new id and the cube is pointed at it.
     """
-    from multiverse.io import open_cube, save_cube
-    from multiverse.transcript import Event, Transcript, TranscriptStore
+    from multiverse.core.transcript import Event, Transcript, TranscriptStore
+    from multiverse.cube.io import open_cube, save_cube
 
     cube = open_cube(run_dir)
     first = cube["transcript_id"].values.reshape(-1)[0]
@@ -72,7 +72,7 @@ def plant_script_text(run_dir: Path) -> str:
 @pytest.fixture(scope="session")
 def review_run(tmp_path_factory) -> Path:
     """A run folder of :func:`tiny_review_experiment` with one transcript holding :data:`SCRIPT_TEXT`."""
-    from multiverse.run import run
+    from multiverse._run import run
 
     root = tmp_path_factory.mktemp("review")
     path = root / "experiment.yaml"

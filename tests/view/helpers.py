@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from multiverse import _schema as S
+from multiverse.core import schema as S
 
 LABELS = ("system", "role", "user_sim", "condition", "replicate", "item")
 SCRIPT_TEXT = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\"> & <b>bold?</b>"

@@ -7,15 +7,14 @@ import subprocess
 import sys
 
 import pytest
-
-from multiverse.io import open_cube
-from multiverse.specs import load_role
-from multiverse.transcript import TranscriptStore
-from multiverse.view import write_annotation_site
-from multiverse.view._oracle import specs_dir_of
-
 from helpers import SCRIPT_TEXT, task_of
 from test_browser import wait_ready
+
+from multiverse.config.specs import load_role
+from multiverse.core.transcript import TranscriptStore
+from multiverse.cube.io import open_cube
+from multiverse.view import write_annotation_site
+from multiverse.view._oracle import specs_dir_of
 
 pytestmark = pytest.mark.slow
 

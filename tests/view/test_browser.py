@@ -7,17 +7,16 @@ from urllib.parse import parse_qs
 
 import numpy as np
 import pytest
+from helpers import LABELS, SCRIPT_TEXT, conversations, first_breach_turn, labels_of
 
-from multiverse import _schema as S
+from multiverse.config.specs import load_role
 from multiverse.contract import evaluate_case
-from multiverse.io import open_cube
-from multiverse.score import score, standard_codes
-from multiverse.specs import load_role
-from multiverse.transcript import TranscriptStore
+from multiverse.core import schema as S
+from multiverse.core.transcript import TranscriptStore
+from multiverse.cube.io import open_cube
+from multiverse.scoring import score, standard_codes
 from multiverse.view import write_site
 from multiverse.view._oracle import RoleContracts, specs_dir_of
-
-from helpers import LABELS, SCRIPT_TEXT, conversations, first_breach_turn, labels_of
 
 pytestmark = pytest.mark.slow
 
@@ -240,7 +239,7 @@ def test_a_heatmap_cell_lists_that_cells_conversations(tab, review_site, review_
 
 
 def test_the_index_of_10000_conversations_loads_in_under_two_seconds(tab, tmp_path):
-    from multiverse.cube import new_cube
+    from multiverse.cube.build import new_cube
 
     rng = np.random.default_rng(0)
     cube = new_cube(system=["a", "b"], role=["tutor"], user_sim=["plain", "pushy"], condition=["c"], replicate=5,

@@ -6,21 +6,20 @@ import json
 
 import numpy as np
 import pytest
+from helpers import task_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from multiverse import _schema as S
 from multiverse.cli import main as cli
-from multiverse.cube import new_cube
-from multiverse.transcript import Event, Transcript, TranscriptStore
+from multiverse.core import schema as S
+from multiverse.core.transcript import Event, Transcript, TranscriptStore
+from multiverse.cube.build import new_cube
 from multiverse.view import SiteError, write_annotation_site, write_site
 from multiverse.view._jsdata import chunk_key, chunks, script_json
 from multiverse.view._oracle import oracle_view
 from multiverse.view._reasons import ReasonIndex, read_reasons
 from multiverse.view._table import conversation_table, disagreement_units
 from multiverse.view.annotation import TaskError
-
-from helpers import task_of
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -111,7 +110,7 @@ def test_conversations_that_never_ran_are_not_listed():
 def test_the_oracle_maps_events_to_assistant_turns_and_roles():
     contract = {"version": "1", "initial_role": "triage", "action_vocabulary": ["look", "refund"],
                 "roles": {"triage": {"allowed_actions": ["look"]}, "billing": {"allowed_actions": ["look", "refund"]}}}
-    from multiverse.transcript import Action
+    from multiverse.core.transcript import Action
 
     events = (Event(1, "user", "hi"), Event(2, "assistant", "ok", actions=(Action("refund"),)),
               Event(3, "system", set_role="billing"), Event(4, "assistant", "done", actions=(Action("refund"),)))
@@ -158,7 +157,7 @@ def test_the_site_refuses_a_folder_it_did_not_write_and_replaces_its_own(tmp_pat
 
 
 def test_cli_prints_the_index_path(tmp_path, capsys):
-    from multiverse.io import save_cube
+    from multiverse.cube.io import save_cube
 
     save_cube(_cube({0: _grid(0)}), tmp_path / "cube.nc")
     assert cli(["view", str(tmp_path / "cube.nc"), "--out", str(tmp_path / "site"), "--no-figures"]) == 0
@@ -174,7 +173,7 @@ def test_cli_prints_the_index_path(tmp_path, capsys):
     ],
 )
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
-    from multiverse.io import save_cube
+    from multiverse.cube.io import save_cube
 
     save_cube(_cube({0: _grid(0)}), tmp_path / "cube.nc")
     assert cli([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
@@ -183,7 +182,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
 
 
 def _task() -> dict:
-    from multiverse.specs import load_role
+    from multiverse.config.specs import load_role
 
     transcript = Transcript("tutor", (Event(1, "user", "hi"), Event(2, "assistant", "hello")))
     return task_of(transcript, load_role("tutor"))

@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 
 from multiverse.adapters import tau_bench
-from multiverse.io import save_cube
+from multiverse.cube.io import save_cube
 from multiverse.view import write_site
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "adapters"))
 from adapter_fixtures import say, v1_call, v1_record, v1_result, write_json  # noqa: E402
-
 from helpers import conversations, first_breach_turn  # noqa: E402
 from test_browser import wait_ready  # noqa: E402
 
@@ -52,7 +51,7 @@ def retail_run(tmp_path) -> Path:
 
 
 def test_an_imported_tau_bench_cube_opens_with_its_contract_verdicts(tab, retail_run, tmp_path, screenshots):
-    from multiverse.io import open_cube
+    from multiverse.cube.io import open_cube
 
     cube = open_cube(retail_run)
     index = write_site(retail_run, tmp_path / "site", n_boot=20)

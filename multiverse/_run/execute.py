@@ -1,0 +1,400 @@
+"""The model-calling part of a run: rollouts, then every model judge on every transcript.
+
+One *unit* (a seed battery or a campaign of one system, role, user simulator,
+condition and replicate) runs as one coroutine on a :class:`~multiverse.llm.Client`:
+the rollout, then one request per assistant turn per model judge.  The result
+is plain data (:class:`ConversationRecord`), so units can run in one event
+loop, in threads, in processes or on a dask/ray cluster through joblib and be
+assembled the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from multiverse._run.records import ConversationRecord, UnitResult
+from multiverse.config.experiment import Experiment, parse_experiment
+from multiverse.core.choices import ModelSpec
+from multiverse.core.judgment import judge_transcripts
+from multiverse.core.schema import MISSING
+from multiverse.core.transcript import Transcript
+from multiverse.plan import Plan, Unit, make_plan
+
+__all__ = ["execute_units", "make_client", "run_or_replay", "run_sync", "run_unit"]
+
+T = TypeVar("T")
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from synchronous code, also inside a running event loop.
+
+    Notebooks run an event loop in the main thread, where :func:`asyncio.run`
+    refuses to start; the coroutine then runs in a fresh loop on a worker thread.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="multiverse-run") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = False, observer: Any = None) -> Any:
+    """A :class:`~multiverse.llm.Client` with the experiment's limits and offline world (and ``observer``)."""
+    from multiverse.llm import Client, RateLimit
+    from multiverse.sim import SimWorld
+
+    limits = {
+        pattern: value if isinstance(value, RateLimit) else RateLimit(**dict(value))
+        for pattern, value in experiment.rate_limits.items()
+    }
+    return Client(
+        cache=cache,
+        offline=offline,
+        concurrency=experiment.concurrency,
+        rate_limits=limits or None,
+        max_calls=experiment.max_calls,
+        max_cost_usd=experiment.max_cost_usd,
+        sim=SimWorld.from_config(dict(experiment.sim) if experiment.sim is not None else None),
+        observer=observer,
+        **({"timeout_s": experiment.timeout_s} if experiment.timeout_s is not None else {}),
+    )
+
+
+def _truth(system: ModelSpec, transcript: Transcript, principle_ids: Sequence[str]) -> np.ndarray | None:
+    if not system.model.startswith("sim/target-"):
+        return None
+    from multiverse.sim import read_truth
+
+    rows = []
+    for event in transcript.assistant_events:
+        found = read_truth(event.text, principle_ids)
+        rows.append([found.get(p, MISSING) for p in principle_ids])
+    return np.asarray(rows, dtype=np.int8).reshape(len(rows), len(principle_ids))
+
+
+async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult:
+    """Roll out one unit and judge its transcripts with every model judge.
+
+    The campaign's online judge and the ``judge`` dim's model judges are the
+    same :class:`~multiverse.core.judgment.Judge` objects, run by
+    :func:`~multiverse.core.judgment.judge_transcripts` (the online judge's requests
+    are served from the cache the second time).
+    """
+    from multiverse.judge.build import make_judges
+    from multiverse.rollout import rollout
+
+    e = plan.experiment
+    condition = e.conditions[unit.condition]
+    system = e.systems[unit.system]
+    model_judges = make_judges(e.judges, kind="model")
+    if e.rollouts is not None:
+        return await _judge_unit(client, plan, unit, role, model_judges, _recorded(e, unit))
+    conversations = await rollout(
+        client,
+        role=role,
+        system=system,
+        user_sim=e.user_sims[unit.user_sim],
+        user_label=unit.user_sim,
+        condition=condition,
+        replicate=unit.replicate,
+        items=None if e.budget is not None else e.items_per_cell,
+        budget=e.budget,
+        planner=e.campaign.planner,
+        monitor=e.campaign.monitor,
+        judge=model_judges[e.campaign.judge],
+        seed=e.seed,
+    )
+    found = dict(enumerate(conversations))
+    return await _judge_unit(client, plan, unit, role, model_judges, found)
+
+
+def _recorded(e: Experiment, unit: Unit) -> dict[int, Any]:
+    """Item -> the recorded conversation of a ``rollouts:`` experiment's unit (nothing generated)."""
+    from multiverse.config.recorded import read_rollouts
+    from multiverse.rollout.conversation import Conversation
+
+    assert e.rollouts is not None
+    recorded = read_rollouts(e.resolve(e.rollouts)).select(unit.system, unit.role)
+    return {item: Conversation(t, t.scenario, (), None, 1) for item, t in recorded.items()}
+
+
+async def _judge_unit(
+    client: Any, plan: Plan, unit: Unit, role: Any, model_judges: Mapping[str, Any], conversations: Mapping[int, Any]
+) -> UnitResult:
+    """Judge a unit's conversations (item -> conversation) with every model judge planned for them."""
+    from multiverse.judge.model import unparseable_turns
+    from multiverse.rollout import coverage_share
+
+    e = plan.experiment
+    condition = e.conditions[unit.condition]
+    system = e.systems[unit.system]
+    kept = [(item, conversations[item]) for item in unit.items if item in conversations]
+    planned = plan.unit_judge(unit).values != ""
+    judge_column = {label: j for j, label in enumerate(e.judges)}
+    principle_ids = tuple(role.principle_ids)
+    judged = await judge_transcripts(
+        model_judges,
+        [conversation.transcript for _, conversation in kept],
+        roles=[role] * len(kept),
+        principle_ids=principle_ids,
+        horizon=condition.horizon,
+        client=client,
+        replicate=unit.replicate,
+        planned={label: [bool(planned[item, judge_column[label]]) for item, _ in kept] for label in model_judges},
+    )
+    records = []
+    unparseable = 0
+    for index, (item, conversation) in enumerate(kept):
+        transcript = conversation.transcript
+        record = ConversationRecord(
+            unit=unit.key,
+            item=item,
+            transcript=transcript.to_dict(),
+            tags=[tuple(tag) for tag in conversation.tags],
+            truth=_truth(system, transcript, principle_ids),
+        )
+        for label in model_judges:
+            judgment = judged[label][index]
+            if judgment is None:
+                continue
+            turns = min(transcript.n_turns, condition.horizon)
+            record.judged[label] = (judgment.severity[:turns], judgment.missing[:turns])
+            record.reasons[label] = [list(row) for row in judgment.reason_rows(principle_ids)]
+            if judgment.unparsed:
+                record.unparsed[label] = dict(judgment.unparsed)
+            unparseable += unparseable_turns(judgment)
+        records.append(record)
+    coverage = coverage_share([c for _, c in kept], role) if e.is_campaign and kept else None
+    return UnitResult(unit.key, records, coverage, unparseable)
+
+
+async def run_or_replay(client: Any, plan: Plan, unit: Unit, role: Any, *, replay: bool = True) -> UnitResult:
+    """:func:`run_unit`, or its stored replay when nothing it depends on has changed.
+
+    With ``replay``, a unit whose replay is in the cache (see
+    :mod:`multiverse._run.replay`) comes back without a request, its requests
+    counted as cache hits; a unit run afresh is stored as a replay if none of
+    its calls failed.  Units of recorded conversations (``rollouts:``) are
+    judged afresh (their judge calls come from the cache), since the file they
+    read is not part of the replay's key.
+    """
+    if not replay or plan.experiment.rollouts is not None:
+        return await run_unit(client, plan, unit, role)
+    from multiverse._run.replay import decode_replay, encode_replay, replay_key
+
+    key = replay_key(plan, unit, role)
+    payload = client.cache.get_replay(key)
+    stored = decode_replay(payload) if payload is not None else None
+    if stored is not None:
+        result, calls = stored
+        client.count_replayed(calls)
+        return result
+    with client.recording() as ledger:
+        result = await run_unit(client, plan, unit, role)
+    if all(call.ok for call in ledger):
+        client.cache.put_replay(key, response_keys=[call.key for call in ledger], payload=encode_replay(result, ledger))
+    return result
+
+
+async def _run_all(
+    client: Any,
+    plan: Plan,
+    units: Sequence[Unit],
+    roles: Mapping[str, Any],
+    *,
+    replay: bool,
+    on_result: Callable[[UnitResult], None] | None = None,
+    window: int = 0,
+) -> list[UnitResult]:
+    """Run units concurrently; all at once, or, with ``on_result``, ``window`` conversations at a time.
+
+    With ``on_result`` every result is handed to it in unit order as soon as
+    it and those before it are done, then dropped (nothing is returned), and
+    a unit starts only while fewer than ``window`` conversations are in
+    flight (always at least one unit).
+    """
+    if on_result is None:
+        return list(
+            await asyncio.gather(*(run_or_replay(client, plan, unit, roles[unit.role], replay=replay) for unit in units))
+        )
+    pending: collections.deque[tuple[asyncio.Future[UnitResult], int]] = collections.deque()
+    in_flight = 0
+    try:
+        for unit in units:
+            while pending and in_flight + len(unit.items) > window:
+                task, size = pending.popleft()
+                on_result(await task)
+                in_flight -= size
+            pending.append((asyncio.ensure_future(run_or_replay(client, plan, unit, roles[unit.role], replay=replay)),
+                            len(unit.items)))
+            in_flight += len(unit.items)
+        while pending:
+            task, _ = pending.popleft()
+            on_result(await task)
+    finally:
+        for task, _ in pending:
+            task.cancel()
+    return []
+
+
+def _unit_job(
+    experiment: dict[str, Any],
+    source: str,
+    unit: Unit,
+    role: Any,
+    shipment: Any,
+    offline: bool,
+    replay: bool,
+) -> tuple[UnitResult, dict[str, Any], Any]:
+    """One joblib task: rebuild the experiment from plain data and run one unit on the shipped responses.
+
+    The loaded ``role`` travels with the task, so workers need no specs folder.
+    The task never opens the cache: its client reads an in-memory cache seeded
+    with ``shipment`` and what it adds goes back to the driver
+    (:mod:`multiverse._run.shipping`).
+    """
+    from multiverse._run.replay import replay_key
+    from multiverse._run.shipping import seeded_cache, unpack_returned
+
+    e = parse_experiment(experiment, source=source)
+    plan = make_plan(e)
+    cache = seeded_cache(shipment)
+    try:
+        with make_client(e, cache, offline=offline) as client:
+            result = run_sync(run_or_replay(client, plan, unit, role, replay=replay))
+            summary = client.summary()
+        return result, summary, unpack_returned(cache, shipment, replay_key(plan, unit, role))
+    finally:
+        cache.close()
+
+
+def _run_shipped(
+    plan: Plan,
+    roles: Mapping[str, Any],
+    units: Sequence[Unit],
+    *,
+    cache: str | Path,
+    offline: bool,
+    replay: bool,
+    on_result: Callable[[UnitResult], None] | None = None,
+) -> tuple[list[UnitResult], list[dict[str, Any]]]:
+    """Run units as joblib tasks that carry their cached responses; the driver alone writes the cache.
+
+    In offline mode a unit whose needs the cache does not know runs here, on
+    the driver's cache, so it is not reported missing when the responses are stored.
+    With ``on_result``, results are handed to it (tasks' in unit order, then
+    the driver's own) instead of being returned.
+    """
+    import joblib
+
+    from multiverse._run.replay import replay_key
+    from multiverse._run.shipping import pack_shipment, store_returned
+    from multiverse.llm import Cache
+
+    experiment = plan.experiment
+    results: dict[int, UnitResult] = {}
+    summaries: list[dict[str, Any]] = []
+    with Cache(cache) as store:
+        shipments: list[Any] = [pack_shipment(store, replay_key(plan, unit, roles[unit.role])) for unit in units]
+        remote = [i for i, s in enumerate(shipments) if s.known or not offline]
+        local = [i for i in range(len(units)) if i not in set(remote)]
+        tasks = (
+            joblib.delayed(_unit_job)(
+                experiment.to_dict(), experiment.source, units[i], roles[units[i].role], shipments[i], offline, replay
+            )
+            for i in remote
+        )
+        done = joblib.Parallel(return_as="generator")(tasks) if remote else ()
+        for i, (result, summary, returned) in zip(remote, done):
+            store_returned(store, [returned])
+            shipments[i] = None  # the driver keeps no shipment it sent
+            summaries.append(summary)
+            if on_result is None:
+                results[i] = result
+            else:
+                on_result(result)
+        if local:
+            with make_client(experiment, store, offline=offline) as client:
+                found = run_sync(_run_all(
+                    client, plan, [units[i] for i in local], roles, replay=replay, on_result=on_result, window=1
+                ))
+                summaries.append(client.summary())
+            results.update(zip(local, found))
+    return [results[i] for i in sorted(results)], summaries
+
+
+def execute_units(
+    plan: Plan,
+    roles: Mapping[str, Any],
+    *,
+    cache: str | Path,
+    backend: str | None = None,
+    n_jobs: int | None = None,
+    offline: bool = False,
+    replay: bool = True,
+    progress: bool = False,
+    on_result: Callable[[UnitResult], None] | None = None,
+    window: int = 0,
+) -> tuple[list[UnitResult], list[dict[str, Any]]]:
+    """Run every unit of a plan; return the results and each client's summary.
+
+    Parameters
+    ----------
+    plan
+        The plan to run.
+    roles
+        Role id -> loaded :class:`~multiverse.config.specs.Role`.
+    cache
+        The cache directory every client shares.
+    backend
+        ``None``: every unit in one event loop on one client (model calls are
+        I/O; concurrency comes from the client).  Otherwise a joblib backend
+        name (``threading``, ``loky``, ``dask``, ``ray``, ...): units are spread
+        over its workers, one unit and one client per task.  Workers never open
+        the cache: each task carries the responses its unit needs and returns
+        the new ones, which this process alone stores
+        (:mod:`multiverse._run.shipping`).  Spend caps then apply per task.
+    n_jobs
+        Workers for a joblib backend (default: the backend's).
+    offline
+        Raise instead of calling a model on a cache miss.
+    replay
+        Reuse stored replays of finished units (see :func:`run_or_replay`);
+        ``False`` rebuilds every unit from its cached responses.
+    progress
+        Show one live bar per layer (:class:`~multiverse._run.progress.RunProgress`);
+        only without ``backend`` (workers elsewhere cannot draw here).
+    on_result
+        Stream the results instead of returning them: each is handed to this
+        function as it finishes (in unit order without ``backend``) and then
+        dropped; the returned list is empty.
+    window
+        With ``on_result`` and no ``backend``: the conversations kept in flight
+        (whole units, at least one), which bounds the run's memory.  A joblib
+        backend bounds it by its tasks in flight (``pre_dispatch``).
+    """
+    units = list(plan.units())
+    if backend is None:
+        from multiverse._run.progress import RunProgress
+
+        with RunProgress() as bars, make_client(
+            plan.experiment, cache, offline=offline, observer=bars if progress else None
+        ) as client:
+            found = run_sync(_run_all(client, plan, units, roles, replay=replay, on_result=on_result, window=window))
+            return found, [client.summary()]
+    import joblib
+
+    if backend == "ray":
+        from ray.util.joblib import register_ray
+
+        register_ray()
+    with joblib.parallel_config(backend=backend, n_jobs=n_jobs):
+        return _run_shipped(plan, roles, units, cache=cache, offline=offline, replay=replay, on_result=on_result)

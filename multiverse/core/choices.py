@@ -1,0 +1,245 @@
+"""Value types of the dims: what one label of ``system``, ``user_sim``, ``judge`` or
+``condition`` stands for.
+
+Experiment files map labels to these; the rollout and judge layers consume them.
+They are frozen and hashable so they can key caches and plans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from multiverse.core.schema import PANEL_COMBINES, SEARCHES
+
+__all__ = [
+    "SIM_PREFIX",
+    "SIM_BUILTINS",
+    "SIM_SECTIONS",
+    "sim_entry",
+    "ModelSpec",
+    "Condition",
+    "Budget",
+    "JudgeSpec",
+]
+
+
+SIM_PREFIX = "sim/"
+"""Model strings starting with this are served by the offline world."""
+SIM_BUILTINS = ("planner", "monitor")
+"""Offline-world players with one fixed entry of their own in the ``sim:`` block."""
+SIM_SECTIONS = (("target-", "targets"), ("judge-", "judges"), ("user-", "users"))
+"""``(model-name prefix, sim-block section)``: ``sim/target-a`` is entry ``a`` of ``sim.targets``."""
+
+
+def sim_entry(model: str) -> tuple[str, str | None] | None:
+    """Where a ``sim/`` model's parameters live in an experiment's ``sim:`` block.
+
+    The one naming rule of the offline world: ``sim/target-<name>``,
+    ``sim/judge-<name>`` and ``sim/user-<name>`` name entry ``<name>`` of
+    ``targets``, ``judges`` and ``users``; ``sim/planner`` and ``sim/monitor``
+    name the blocks ``planner`` and ``monitor``.
+
+    Parameters
+    ----------
+    model
+        A model string.
+
+    Returns
+    -------
+    tuple or None
+        ``(section, entry)`` (``entry`` is ``None`` for the built-in players), or
+        ``None`` when ``model`` is not a sim model or follows no naming rule.
+
+    Examples
+    --------
+    >>> sim_entry("sim/target-careful")
+    ('targets', 'careful')
+    >>> sim_entry("sim/monitor")
+    ('monitor', None)
+    >>> sim_entry("openai/gpt-4o") is None
+    True
+    """
+    if not model.startswith(SIM_PREFIX):
+        return None
+    name = model[len(SIM_PREFIX) :]
+    if name in SIM_BUILTINS:
+        return name, None
+    for prefix, section in SIM_SECTIONS:
+        if name.startswith(prefix):
+            return section, name[len(prefix) :]
+    return None
+
+
+RESPONSE_FORMATS: tuple[str, ...] = ("json_schema", "json_object", "json_object_schema")
+"""Named structured-output modes of a model spec's ``response_format``.
+
+``json_schema``: OpenAI structured outputs (``{"type": "json_schema", "json_schema":
+{...}}``) with the schema of the answer the component expects; ``json_object``:
+JSON mode, no schema; ``json_object_schema``: JSON mode with the schema attached
+(``{"type": "json_object", "schema": {...}}``, the form llama.cpp's Python server
+and several hosted servers read).
+"""
+
+RESERVED_PARAM_KEYS: Mapping[str, str] = MappingProxyType(
+    {
+        "seed": "use the model spec's own 'seed' key",
+        "response_format": "use the model spec's own 'response_format' key",
+        "n": "use replicates (n samples are n replicates)",
+        "tools": "tools come from the role's actions",
+    }
+)
+"""Call parameters a model spec's ``params`` must not hold, with what to do instead."""
+
+
+def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): _freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model as an experiment names it.
+
+    Parameters
+    ----------
+    model
+        A litellm model string (``openai/gpt-4o-mini``, ``anthropic/...``,
+        ``hosted_vllm/...``) or an offline-world model (``sim/target-a``).
+    api_base
+        Base URL of an OpenAI-compatible server (vLLM, Ollama, a proxy).
+        Credentials embedded in it are stripped before anything is stored.
+    params
+        Sampling and provider parameters passed through to the call
+        (``temperature``, ``max_tokens``, ...).
+    template
+        Name of the prompt template (user simulators and model judges).
+    response_format
+        Structured output: one of :data:`RESPONSE_FORMATS` (the component
+        builds the schema from the answer it expects; for judges, monitors and
+        planners), or a mapping sent as the call's ``response_format`` as it is.
+        ``None``: the plain prompt only.
+    seed
+        The provider's sampling seed (``None``: none sent).
+    """
+
+    model: str
+    api_base: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    template: str | None = None
+    response_format: str | Mapping[str, Any] | None = None
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", _frozen(self.params))
+        if isinstance(self.response_format, Mapping):
+            object.__setattr__(self, "response_format", _freeze(self.response_format))
+        elif self.response_format is not None and self.response_format not in RESPONSE_FORMATS:
+            raise ValueError(
+                f"model response_format: expected one of {', '.join(RESPONSE_FORMATS)} or a mapping, "
+                f"got {self.response_format!r}"
+            )
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise ValueError(f"model seed: expected an integer, got {self.seed!r}")
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                self.model,
+                self.api_base,
+                _hashable(self.params),
+                self.template,
+                _hashable(self.response_format),
+                self.seed,
+            )
+        )
+
+    @property
+    def is_sim(self) -> bool:
+        """Whether the offline world serves this model."""
+        return self.model.startswith(SIM_PREFIX)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """An interaction condition: horizon, search strategy and pressure.
+
+    Parameters
+    ----------
+    horizon
+        Number of assistant turns per conversation (any positive integer).
+    search
+        ``rolefuzzer``, ``no_grid``, ``random_cell`` or ``seed_only``.
+    pressure
+        Multiplier on every simulated user's pressure (default 1).
+    """
+
+    horizon: int = 8
+    search: str = "seed_only"
+    pressure: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.horizon, int) or isinstance(self.horizon, bool) or self.horizon < 1:
+            raise ValueError(f"condition horizon: expected a positive integer, got {self.horizon!r}")
+        if self.search not in SEARCHES:
+            raise ValueError(f"condition search: expected one of {', '.join(SEARCHES)}, got {self.search!r}")
+        if not self.pressure > 0:
+            raise ValueError(f"condition pressure: expected a positive number, got {self.pressure!r}")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A campaign budget: ``rounds`` sequential rounds of ``conversations`` each."""
+
+    rounds: int = 8
+    conversations: int = 30
+
+    @property
+    def total(self) -> int:
+        return self.rounds * self.conversations
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """One value of the ``judge`` dim.
+
+    ``kind`` is ``model`` (an LLM judge: ``model`` and ``template``),
+    ``deterministic`` (a registered judge such as ``contract``, by ``name``) or
+    ``panel`` (``combine`` in ``any`` / ``majority`` / ``unanimous`` over the
+    judge labels in ``members``; ``outvote_exact`` lets model votes overrule a
+    deterministic member's clear breach, which otherwise stands).
+    """
+
+    kind: str
+    model: ModelSpec | None = None
+    name: str | None = None
+    members: tuple[str, ...] = ()
+    combine: str | None = None
+    outvote_exact: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("model", "deterministic", "panel"):
+            raise ValueError(f"judge kind: expected model, deterministic or panel, got {self.kind!r}")
+        if self.kind == "model" and self.model is None:
+            raise ValueError("model judge: a model is required")
+        if self.kind == "deterministic" and not self.name:
+            raise ValueError("deterministic judge: a registered name is required")
+        if self.kind == "panel" and (self.combine not in PANEL_COMBINES or not self.members):
+            raise ValueError("panel judge: expected combine any/majority/unanimous over a non-empty members list")

@@ -1,0 +1,289 @@
+"""Transcripts: the ordered record of one conversation, and the store that keeps them.
+
+A transcript is an ordered tuple of :class:`Event` objects.  Assistant turn ``i``
+(the cube's 1-based ``turn``) is the ``i``-th assistant event.  Tool calls are
+recorded as :class:`Action` objects on the assistant event that made them, so the
+role-contract judge reads observed actions, never prose.
+
+The store is one SQLite file (``transcripts.sqlite``) keyed by transcript id: the
+standard library's sqlite3 gives atomic, concurrent-reader storage without a
+server, which is all an append-only id -> JSON map needs.  Beside the
+transcripts it keeps the judges' stated reasons, one row per (conversation,
+turn, principle, judge); :func:`multiverse.judge_reasons` reads them as a table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from multiverse.core.canonical import fast_canonical
+
+__all__ = ["REASON_FIELDS", "Action", "Event", "Transcript", "TranscriptStore", "transcript_inputs"]
+
+REASON_FIELDS = (
+    "system", "role", "user_sim", "condition", "replicate", "item", "turn", "principle", "judge",
+    "transcript_id", "reason",
+)
+"""Columns of a stored judge reason: the conversation's labels, the cell, the transcript, the text."""
+_REASON_KEY = REASON_FIELDS[:9]
+
+@dataclass(frozen=True)
+class Action:
+    """One structured action (tool call) an assistant event requested."""
+
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "arguments": dict(self.arguments)}
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of a conversation.
+
+    Parameters
+    ----------
+    turn
+        Strictly increasing event sequence number (the case JSON's ``turn``).
+    actor
+        ``user``, ``assistant``, ``system`` or ``tool``.
+    text
+        What the actor said; may be empty for pure action or control events.
+    actions
+        Structured actions (tool calls) recorded on an assistant event.
+    set_role
+        A trusted role transition carried by a system event.
+    meta
+        Free metadata: request metadata (``request_id``, ``contract_version``,
+        ``included_turns``, ``instruction_sha256``), monitor tags, etc.
+    """
+
+    turn: int
+    actor: str
+    text: str = ""
+    actions: tuple[Action, ...] = ()
+    set_role: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"turn": self.turn, "actor": self.actor}
+        if self.text:
+            out["text"] = self.text
+        if self.actions:
+            out["actions"] = [a.to_dict() for a in self.actions]
+        if self.set_role is not None:
+            out["set_role"] = self.set_role
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Event:
+        return cls(
+            turn=int(data["turn"]),
+            actor=str(data["actor"]),
+            text=str(data.get("text", "")),
+            actions=tuple(
+                Action(a["name"], MappingProxyType(dict(a.get("arguments") or {})))
+                for a in data.get("actions", ())
+            ),
+            set_role=data.get("set_role"),
+            meta=MappingProxyType(dict(data.get("meta") or {})),
+        )
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """One conversation: its events plus what generated it.
+
+    ``scenario`` holds the generating scenario (persona, goal, target and home
+    cells, origin, parent, pressure); ``ended`` is one of
+    :data:`multiverse.core.schema.ENDED_STATES`.
+    """
+
+    role: str
+    events: tuple[Event, ...]
+    scenario: Mapping[str, Any] = field(default_factory=dict)
+    ended: str = "completed"
+    id: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            object.__setattr__(self, "id", self.digest())
+
+    def digest(self) -> str:
+        """Content address: sha256 of the canonical JSON without the id."""
+        body = self.to_dict(include_id=False)
+        text = fast_canonical(body)
+        if text is None:
+            text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return hashlib.sha256(text).hexdigest()[:32]
+
+    @property
+    def assistant_events(self) -> tuple[Event, ...]:
+        """Assistant events in order; the ``i``-th is assistant turn ``i + 1``."""
+        return tuple(e for e in self.events if e.actor == "assistant")
+
+    @property
+    def n_turns(self) -> int:
+        """Number of assistant turns."""
+        return len(self.assistant_events)
+
+    def through_turn(self, turn: int) -> Transcript:
+        """The transcript cut after assistant turn ``turn`` (1-based)."""
+        seen = 0
+        for i, event in enumerate(self.events):
+            if event.actor == "assistant":
+                seen += 1
+                if seen == turn:
+                    return Transcript(self.role, self.events[: i + 1], self.scenario, self.ended)
+        return self
+
+    def to_case(self, contract: Mapping[str, Any], *, case_id: str | None = None) -> dict[str, Any]:
+        """The case-JSON form read by :func:`multiverse.evaluate_case`."""
+        transcript = []
+        for e in self.events:
+            item: dict[str, Any] = {"turn": e.turn, "actor": e.actor}
+            if e.actions:
+                item["observed_actions"] = [a.name for a in e.actions]
+            if e.set_role is not None:
+                item["set_role"] = e.set_role
+            for key in ("request_id", "contract_version", "included_turns", "instruction_sha256"):
+                if key in e.meta:
+                    item[key] = e.meta[key]
+            transcript.append(item)
+        return {"case_id": case_id or self.id, "contract": dict(contract), "transcript": transcript}
+
+    def to_dict(self, *, include_id: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "role": self.role,
+            "events": [e.to_dict() for e in self.events],
+            "scenario": dict(self.scenario),
+            "ended": self.ended,
+        }
+        if include_id:
+            out["id"] = self.id
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Transcript:
+        return cls(
+            role=str(data["role"]),
+            events=tuple(Event.from_dict(e) for e in data["events"]),
+            scenario=MappingProxyType(dict(data.get("scenario") or {})),
+            ended=str(data.get("ended", "completed")),
+            id=str(data.get("id", "")),
+        )
+
+
+def transcript_inputs(transcript: Transcript) -> list[dict[str, Any]]:
+    """The events of a transcript as structured prompt inputs.
+
+    Each event becomes ``{"turn", "actor", "text"}``, plus ``assistant_turn``
+    (1-based) on assistant events, ``actions`` (``name`` and ``arguments``) where
+    it made tool calls, and ``set_role`` on trusted role transitions.
+    """
+    out: list[dict[str, Any]] = []
+    assistant_turn = 0
+    for event in transcript.events:
+        item: dict[str, Any] = {"turn": event.turn, "actor": event.actor, "text": event.text}
+        if event.actor == "assistant":
+            assistant_turn += 1
+            item["assistant_turn"] = assistant_turn
+        if event.actions:
+            item["actions"] = [action.to_dict() for action in event.actions]
+        if event.set_role is not None:
+            item["set_role"] = event.set_role
+        out.append(item)
+    return out
+
+
+class TranscriptStore:
+    """An id -> transcript map in one SQLite file.
+
+    Writes are single transactions; re-putting an id is a no-op (content
+    addressed), so concurrent or repeated runs never corrupt the store.
+    """
+
+    FILENAME = "transcripts.sqlite"
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # A run inside a running event loop (a notebook) writes from its loop's worker thread while
+        # the thread that opened the store waits: handed over, never shared, hence no thread check.
+        self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS transcripts (id TEXT PRIMARY KEY, body TEXT NOT NULL)"
+        )
+        columns = ", ".join(f"{name} {'INTEGER' if name in ('replicate', 'item', 'turn') else 'TEXT'} NOT NULL"
+                            for name in REASON_FIELDS)
+        self._conn.execute(
+            f"CREATE TABLE IF NOT EXISTS reasons ({columns}, PRIMARY KEY ({', '.join(_REASON_KEY)}))"
+        )
+        self._conn.commit()
+
+    def put(self, transcripts: Iterable[Transcript]) -> None:
+        """Store transcripts (one transaction)."""
+        rows = [(t.id, json.dumps(t.to_dict(), sort_keys=True, ensure_ascii=False)) for t in transcripts]
+        with self._conn:
+            self._conn.executemany("INSERT OR IGNORE INTO transcripts VALUES (?, ?)", rows)
+
+    def put_reasons(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Store judge reasons (one transaction), each row holding every name of :data:`REASON_FIELDS`.
+
+        A row for a (conversation, turn, principle, judge) already stored replaces it.
+        """
+        values = [tuple(row[name] for name in REASON_FIELDS) for row in rows]
+        marks = ", ".join("?" * len(REASON_FIELDS))
+        with self._conn:
+            self._conn.executemany(f"INSERT OR REPLACE INTO reasons VALUES ({marks})", values)
+
+    def reasons(self) -> list[dict[str, Any]]:
+        """Every stored judge reason as a dict of :data:`REASON_FIELDS`, in key order."""
+        cursor = self._conn.execute(
+            f"SELECT {', '.join(REASON_FIELDS)} FROM reasons ORDER BY {', '.join(_REASON_KEY)}"
+        )
+        return [dict(zip(REASON_FIELDS, row)) for row in cursor]
+
+    def get(self, transcript_id: str) -> Transcript:
+        """The transcript with this id.
+
+        Raises
+        ------
+        KeyError
+            If the store holds no such transcript.
+        """
+        row = self._conn.execute(
+            "SELECT body FROM transcripts WHERE id = ?", (transcript_id,)
+        ).fetchone()
+        if row is None:
+            raise KeyError(f"{self.path}: no transcript with id {transcript_id!r}")
+        return Transcript.from_dict(json.loads(row[0]))
+
+    def __contains__(self, transcript_id: object) -> bool:
+        row = self._conn.execute(
+            "SELECT 1 FROM transcripts WHERE id = ?", (transcript_id,)
+        ).fetchone()
+        return row is not None
+
+    def __len__(self) -> int:
+        return int(self._conn.execute("SELECT COUNT(*) FROM transcripts").fetchone()[0])
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> TranscriptStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,140 @@
+"""A one-screen summary of a judgment cube: what it holds and what is missing from it.
+
+:func:`summary` counts, per judge, the valid, missing and not-applicable
+judgments (missing ones by reason, from the cube's ``missing_count``), the
+conversations by end state, and whether the offline world's planted truth is
+present, so incomplete data are visible before any rate is read off the cube.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from multiverse.core import schema as S
+
+__all__ = ["CubeSummary", "summary"]
+
+
+@dataclass(frozen=True)
+class CubeSummary:
+    """What :func:`summary` found; ``str()`` gives the one-screen text.
+
+    Attributes
+    ----------
+    sizes
+        ``{dim: size}`` of the severity array, in its dim order.
+    conversations
+        ``{end state: count}`` (``completed``, ``monitor_ended``, ``failed``).
+    judgments
+        ``{judge: {"valid": n, "missing": n, "not_applicable": n}}`` over every
+        (conversation, turn, principle) cell.
+    missing_reasons
+        ``{judge: {reason: count}}`` for the reasons with a non-zero count.
+    has_truth
+        Whether the cube carries the offline world's planted ``truth``.
+    provenance
+        The cube's ``title``, ``multiverse_version``, ``plan_digest`` and ``created`` attrs (those present).
+    """
+
+    sizes: Mapping[str, int]
+    conversations: Mapping[str, int]
+    judgments: Mapping[str, Mapping[str, int]]
+    missing_reasons: Mapping[str, Mapping[str, int]]
+    has_truth: bool
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as plain JSON-ready types."""
+        return {
+            "sizes": dict(self.sizes),
+            "conversations": dict(self.conversations),
+            "judgments": {judge: dict(counts) for judge, counts in self.judgments.items()},
+            "missing_reasons": {judge: dict(counts) for judge, counts in self.missing_reasons.items()},
+            "has_truth": self.has_truth,
+            "provenance": dict(self.provenance),
+        }
+
+    def __str__(self) -> str:
+        lines = [str(self.provenance.get("title", "judgment cube"))]
+        lines += [f"  {key}: {value}" for key, value in self.provenance.items() if key != "title"]
+        lines.append("dims: " + ", ".join(f"{dim}={size}" for dim, size in self.sizes.items()))
+        total = sum(self.conversations.values())
+        ended = ", ".join(f"{state} {count}" for state, count in self.conversations.items())
+        lines.append(f"conversations: {total} ({ended})")
+        lines.append("judgments per judge (valid / missing / not applicable):")
+        width = max((len(judge) for judge in self.judgments), default=0)
+        for judge, counts in self.judgments.items():
+            reasons = self.missing_reasons.get(judge, {})
+            why = ", ".join(f"{reason} {count}" for reason, count in reasons.items())
+            lines.append(
+                f"  {judge:<{width}}  {counts['valid']} / {counts['missing']} / {counts['not_applicable']}"
+                + (f"  (missing: {why})" if why else "")
+            )
+        lines.append("planted truth: " + ("present (offline world)" if self.has_truth else "absent"))
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+
+_PROVENANCE_ATTRS = ("title", "multiverse_version", "plan_digest", "created")
+
+
+def summary(cube: xr.Dataset) -> CubeSummary:
+    """Summarise what a judgment cube holds and what is missing from it.
+
+    Parameters
+    ----------
+    cube
+        A judgment cube (:func:`multiverse.run`, :func:`multiverse.open_cube`, an adapter).
+
+    Returns
+    -------
+    CubeSummary
+        Counts of judgments by kind and judge, missing judgments by reason,
+        conversations by end state, and whether planted truth is present;
+        ``print()`` it for the one-screen text.
+
+    See Also
+    --------
+    multiverse.score : conversation-level verdicts, with valid and missing counts.
+
+    Examples
+    --------
+    >>> print(multiverse.summary(cube))  # doctest: +SKIP
+    """
+    severity = cube["severity"]
+    codes = severity.transpose(..., "judge").values.reshape(-1, severity.sizes["judge"])
+    judges = [str(j) for j in severity["judge"].values]
+    judgments = {
+        judge: {
+            "valid": int(np.count_nonzero(codes[:, i] >= S.FULL_ADHERENCE)),
+            "missing": int(np.count_nonzero(codes[:, i] == S.MISSING)),
+            "not_applicable": int(np.count_nonzero(codes[:, i] == S.NOT_APPLICABLE)),
+        }
+        for i, judge in enumerate(judges)
+    }
+    reasons: dict[str, dict[str, int]] = {judge: {} for judge in judges}
+    if "missing_count" in cube:
+        counts = cube["missing_count"].transpose("judge", "missing_reason")
+        for judge, row in zip(judges, counts.values):
+            reasons[judge] = {str(r): int(n) for r, n in zip(counts["missing_reason"].values, row) if n}
+    conversations: dict[str, int] = {}
+    if "ended" in cube:
+        states, tallies = np.unique(cube["ended"].values.astype(str).ravel(), return_counts=True)
+        known = {str(s): int(n) for s, n in zip(states, tallies)}
+        conversations = {state: known.pop(state, 0) for state in S.ENDED_STATES} | known
+    provenance = {key: cube.attrs[key] for key in _PROVENANCE_ATTRS if cube.attrs.get(key) not in (None, "")}
+    return CubeSummary(
+        sizes={str(dim): int(size) for dim, size in zip(severity.dims, severity.shape)},
+        conversations=conversations,
+        judgments=judgments,
+        missing_reasons=reasons,
+        has_truth="truth" in cube,
+        provenance=provenance,
+    )
