@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from multiverse.llm.cache import DB_NAME, CacheError, _check_layout, _sqlite_errors
+from multiverse.llm.cache_layout import DB_NAME, CacheError, check_layout, sqlite_errors
 
 __all__ = ["audit_cache", "summarise"]
 
@@ -41,10 +41,10 @@ def audit_cache(directory: str | os.PathLike[str]) -> dict[str, Any]:
     path = Path(directory) / DB_NAME
     if not path.is_file():
         raise CacheError(f"no cache at {directory} (expected {path})")
-    with _sqlite_errors(path, "read it"):
+    with sqlite_errors(path, "read it"):
         conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=60.0)
         try:
-            _check_layout(conn, path)
+            check_layout(conn, path)
             return summarise(conn, path)
         finally:
             conn.close()

@@ -42,12 +42,24 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from multiverse.llm.audit import summarise
+from multiverse.llm.cache_layout import (
+    CACHE_ENV,
+    CREATE_LEASES,
+    CREATE_REPLAYS,
+    CREATE_RESPONSES,
+    DB_NAME,
+    LAYOUT_VERSION,
+    CacheError,
+    CacheLayoutError,
+    check_layout,
+    sqlite_errors,
+)
 from multiverse.llm.keys import canonical_json
 
 __all__ = [
@@ -56,44 +68,11 @@ __all__ = [
     "CACHE_ENV",
     "default_cache_dir",
     "CacheEntry",
+    "CacheError",
     "CacheLayoutError",
     "Cache",
 ]
 
-LAYOUT_VERSION = 1
-"""Version of the table layout (``PRAGMA user_version``); the key layout is ``_schema.KEY_SCHEMA_VERSION``."""
-DB_NAME = "calls.sqlite3"
-CACHE_ENV = "MULTIVERSE_CACHE"
-
-_CREATE = """
-CREATE TABLE IF NOT EXISTS responses (
-    key TEXT PRIMARY KEY NOT NULL,
-    model TEXT NOT NULL,
-    text TEXT,
-    tool_calls TEXT NOT NULL,
-    usage TEXT NOT NULL,
-    cost_usd REAL NOT NULL,
-    latency_s REAL NOT NULL,
-    created REAL NOT NULL,
-    versions TEXT NOT NULL
-)
-"""
-_CREATE_REPLAYS = """
-CREATE TABLE IF NOT EXISTS replays (
-    key TEXT PRIMARY KEY NOT NULL,
-    response_keys TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    payload BLOB NOT NULL,
-    created REAL NOT NULL
-)
-"""
-_CREATE_LEASES = """
-CREATE TABLE IF NOT EXISTS leases (
-    key TEXT PRIMARY KEY NOT NULL,
-    holder TEXT NOT NULL,
-    expires REAL NOT NULL
-)
-"""
 _INSERT = "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _LOOKUP_CHUNK = 500
 """Keys per ``IN (...)`` lookup, well under SQLite's bound-parameter limit."""
@@ -143,32 +122,6 @@ class CacheEntry:
         )
 
 
-class CacheError(RuntimeError):
-    """The cache cannot be used: not a folder, unreadable, not writable, corrupt, full; one-line message."""
-
-
-class CacheLayoutError(CacheError):
-    """The cache file was written by an incompatible (newer) layout."""
-
-
-@contextmanager
-def _sqlite_errors(where: object, action: str) -> Iterator[None]:
-    """Turn SQLite's errors into a :class:`CacheError` naming the cache and what failed."""
-    try:
-        yield
-    except sqlite3.Error as exc:
-        raise CacheError(f"cache {where}: cannot {action}: {exc}") from None
-
-
-def _check_layout(conn: sqlite3.Connection, path: object) -> None:
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version > LAYOUT_VERSION:
-        raise CacheLayoutError(
-            f"cache {path}: layout version {version} is newer than this library's {LAYOUT_VERSION}; "
-            "upgrade multiverse (the cache is left untouched)"
-        )
-
-
 class Cache:
     """A kill-safe, never-wiped store of model responses keyed by request key.
 
@@ -211,15 +164,15 @@ class Cache:
         self._writer: threading.Thread | None = None
         self._closed = False
         try:
-            with _sqlite_errors(self.path or "in memory", "open it"):
+            with sqlite_errors(self.path or "in memory", "open it"):
                 anchor = self._connect()
-                _check_layout(anchor, self.path)
+                check_layout(anchor, self.path)
                 if self.path is not None:
                     anchor.execute("PRAGMA journal_mode=WAL")
                 with anchor:
-                    anchor.execute(_CREATE)
-                    anchor.execute(_CREATE_REPLAYS)
-                    anchor.execute(_CREATE_LEASES)
+                    anchor.execute(CREATE_RESPONSES)
+                    anchor.execute(CREATE_REPLAYS)
+                    anchor.execute(CREATE_LEASES)
                     anchor.execute(f"PRAGMA user_version = {LAYOUT_VERSION}")
         except CacheError:
             self.close()
@@ -255,7 +208,7 @@ class Cache:
 
     def get(self, key: str) -> CacheEntry | None:
         """Return the entry stored under ``key``, or ``None``."""
-        try:  # not _sqlite_errors: a context manager costs more than the lookup on a cold run's every call
+        try:  # not sqlite_errors: a context manager costs more than the lookup on a cold run's every call
             row = self._conn().execute(_SELECT, (key,)).fetchone()
         except sqlite3.Error as exc:
             raise CacheError(f"cache {self.path}: cannot read it: {exc}") from None
@@ -274,7 +227,7 @@ class Cache:
         )
 
     def __contains__(self, key: object) -> bool:
-        with _sqlite_errors(self.path, "read it"):
+        with sqlite_errors(self.path, "read it"):
             return self._conn().execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
 
     def __len__(self) -> int:
@@ -305,12 +258,12 @@ class Cache:
 
     def keys(self) -> list[str]:
         """Every stored response key (for shipping an in-memory cache's new entries back to a driver)."""
-        with _sqlite_errors(self.path, "read it"):
+        with sqlite_errors(self.path, "read it"):
             return [key for (key,) in self._conn().execute("SELECT key FROM responses")]
 
     def replay_response_keys(self, key: str) -> list[str] | None:
         """The response keys the replay under ``key`` was bound to, stored or not now; ``None`` without one."""
-        with _sqlite_errors(self.path, "read it"):
+        with sqlite_errors(self.path, "read it"):
             row = self._conn().execute("SELECT response_keys FROM replays WHERE key = ?", (key,)).fetchone()
         try:
             keys = json.loads(row[0]) if row is not None else None
@@ -357,7 +310,7 @@ class Cache:
         if fingerprint is None:
             return False
         conn = self._conn()
-        with _sqlite_errors(self.path, "write to it"), conn:
+        with sqlite_errors(self.path, "write to it"), conn:
             conn.execute(
                 "INSERT OR REPLACE INTO replays VALUES (?, ?, ?, ?, ?)",
                 (key, json.dumps(list(response_keys)), fingerprint, zlib.compress(payload.encode("utf-8")), time.time()),
@@ -373,7 +326,7 @@ class Cache:
     def put_many(self, items: list[tuple[str, CacheEntry]]) -> None:
         """Store many entries in one transaction (existing keys are kept)."""
         conn = self._conn()
-        with _sqlite_errors(self.path, "write to it"), conn:
+        with sqlite_errors(self.path, "write to it"), conn:
             conn.executemany(_INSERT, [entry._row(key) for key, entry in items])
 
     async def aput(self, key: str, entry: CacheEntry) -> None:
@@ -432,9 +385,7 @@ class Cache:
 
     def audit(self) -> dict[str, Any]:
         """Summarise the cache (see :func:`audit_cache`, which does the same read-only from a folder)."""
-        from multiverse.llm.audit import summarise
-
-        with _sqlite_errors(self.path, "read it"):
+        with sqlite_errors(self.path, "read it"):
             return summarise(self._conn(), self.path)
 
     def close(self) -> None:

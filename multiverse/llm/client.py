@@ -26,17 +26,10 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from os import PathLike
-from typing import Any, Protocol
+from typing import Any
 
-from multiverse.llm.accounting import (
-    CHARS_PER_TOKEN,
-    Accounts,
-    CallRecord,
-    estimate_tokens,
-    note_call,
-    prompt_chars,
-    recording,
-)
+from multiverse.llm.accounting import Accounts, CallRecord, estimate_tokens, note_call, recording
+from multiverse.llm.attempt import Reply, World, send_once
 from multiverse.llm.background_loop import BackgroundLoop
 from multiverse.llm.cache import Cache, CacheEntry
 from multiverse.llm.errors import OfflineCacheMiss, RunStopped
@@ -45,36 +38,11 @@ from multiverse.llm.lease import single_flight
 from multiverse.llm.limits import Limiter, RateLimit
 from multiverse.llm.redact import redact, strip_url_credentials
 from multiverse.llm.request import Request, Response
-from multiverse.llm.retry import MODEL_WIDE_REASONS, Backoff, Failure, classify
+from multiverse.llm.retry import MODEL_WIDE_REASONS, Backoff, Failure
 
 __all__ = ["CallRecord", "Client", "World"]
 
 log = logging.getLogger("multiverse.llm")
-
-
-
-
-class World(Protocol):
-    """What the client needs from the offline world (:class:`multiverse.sim.SimWorld`)."""
-
-    version: str
-
-    def key_params(self, model: str) -> Mapping[str, Any]: ...
-
-    def latency_s(self, model: str) -> float: ...
-
-    def instant(self, model: str) -> bool: ...
-
-    def respond(self, request: Request, *, attempt: int | None = None) -> Any: ...
-
-
-@dataclass(frozen=True)
-class _Reply:
-    text: str | None
-    tool_calls: tuple[Mapping[str, Any], ...]
-    usage: Mapping[str, int]
-    cost_usd: float
-    finish_reason: str | None = "stop"
 
 
 @dataclass
@@ -381,7 +349,7 @@ class Client:
                     started = time.monotonic()
                     outcome = await self._attempt(request, attempt)
                     latency = time.monotonic() - started
-                if isinstance(outcome, _Reply):
+                if isinstance(outcome, Reply):
                     return self._succeeded(request, key, outcome, estimate, latency)
                 failure = outcome
                 if failure.reason == "rate_limited" and failure.retry_after_s:
@@ -398,49 +366,13 @@ class Client:
         """Whether the offline world answers ``request`` at once (no simulated latency)."""
         return request.is_sim and self.sim.instant(request.model)
 
-    async def _attempt(self, request: Request, attempt: int) -> _Reply | Failure:
-        try:
-            sending = self._send(request, attempt)
-            if self._instant(request):
-                reply = await sending  # answered without awaiting anything: no deadline to keep
-            else:
-                reply = await asyncio.wait_for(sending, timeout=self.timeout_s * 1.5 + 1.0)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001  classify() re-raises anything not from a provider
-            return classify(exc)
-        if isinstance(reply, Failure):
-            return reply
-        if not reply.text and not reply.tool_calls:
-            if reply.finish_reason == "content_filter":
-                return Failure("content_filter", f"{request.model}: the provider's content filter blocked the reply")
-            return Failure("empty_response", f"{request.model}: the reply has neither text nor tool calls")
-        return reply
-
-    async def _send(self, request: Request, attempt: int) -> _Reply | Failure:
-        if request.is_sim:
-            return await self._send_sim(request, attempt)
-        from multiverse.llm.litellm_call import acall
-
-        reply = await acall(request, timeout_s=self.timeout_s)
-        return _Reply(reply.text, reply.tool_calls, reply.usage, reply.cost_usd, reply.finish_reason)
-
-    async def _send_sim(self, request: Request, attempt: int) -> _Reply | Failure:
-        world = self.sim
-        latency = float(world.latency_s(request.model))
-        if latency > 0:
-            await asyncio.sleep(latency)
-        reply = world.respond(request, attempt=attempt)
-        if reply.transient_failure:
-            return Failure("server_error", f"{request.model}: transient failure of the offline world")
-        prompt = prompt_chars(request) // CHARS_PER_TOKEN
-        completion = len(reply.text or "") // CHARS_PER_TOKEN
-        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-        return _Reply(reply.text, tuple(reply.tool_calls), usage, 0.0)
+    async def _attempt(self, request: Request, attempt: int) -> Reply | Failure:
+        world = self.sim if request.is_sim else None
+        return await send_once(request, attempt, world=world, timeout_s=self.timeout_s, instant=self._instant(request))
 
     # --- bookkeeping ---------------------------------------------------------------------
 
-    def _succeeded(self, request: Request, key: str, reply: _Reply, estimate: float, latency: float) -> Response:
+    def _succeeded(self, request: Request, key: str, reply: Reply, estimate: float, latency: float) -> Response:
         used = self._accounts.succeeded(request, reply.usage, reply.cost_usd)
         self._limiter.settle(request.model, estimate, used)
         return Response(

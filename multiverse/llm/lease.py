@@ -106,14 +106,14 @@ async def single_flight(cache: Cache, key: str, *, ttl_s: float = LEASE_TTL_S) -
     multiverse.llm.cache.CacheError
         If the cache cannot be written.
     """
-    from multiverse.llm.cache import _sqlite_errors
+    from multiverse.llm.cache_layout import sqlite_errors
 
     if cache.path is None:
         yield None
         return
     wait = _POLL_S[0]
     while True:
-        with _sqlite_errors(cache.path, "write to it"):
+        with sqlite_errors(cache.path, "write to it"):
             taken = _take(cache, key, ttl_s=ttl_s)
         if taken:
             break
@@ -129,5 +129,5 @@ async def single_flight(cache: Cache, key: str, *, ttl_s: float = LEASE_TTL_S) -
         yield entry
     finally:
         renewal.cancel()
-        with _sqlite_errors(cache.path, "write to it"):
+        with sqlite_errors(cache.path, "write to it"):
             _release(cache, key)
