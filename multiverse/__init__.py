@@ -7,6 +7,9 @@ the ``Dataset.multiverse`` accessor as soon as xarray is loaded.
 
 from __future__ import annotations
 
+import importlib
+
+from multiverse.core import old_paths
 from multiverse.core.lazy import lazy_exports
 from multiverse.core.xarray_hook import register_accessor_when_xarray_loads
 
@@ -35,5 +38,14 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+_exported, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    if f"{__name__}.{name}" in old_paths.OLD_PATHS:  # a module of the previous layout: warns
+        return importlib.import_module(f"{__name__}.{name}")
+    return _exported(name)
+
+
+old_paths.install()
 register_accessor_when_xarray_loads()
