@@ -7,8 +7,12 @@ gets its own curve, never pooled.  Rules of different units are never pooled:
 one curve holds either rate rules or turn rules.
 
 The estimate of a specification is a system's violation rate (the mean of its
-conversation values, missing ones excluded) or the difference between two
-systems' rates.  Inference resamples items (all conversations of one item, every
+conversations' estimation values: decided verdicts, and undecided conversations
+at their expected value under the scores' missing-data assumption, see
+:mod:`multiverse.scoring.estimate`; for rules in turns, the mean over
+violating conversations) or the difference between two systems' rates over
+the conversation cells where both have a value (common support: the same
+items, replicates, user simulators and conditions).  Inference resamples items (all conversations of one item, every
 system and replicate together: the cluster) with replacement; one set of draws
 serves every specification, so their dependence is kept.  Imposing the null
 shifts each specification's draws by its observed estimate minus the null value,
@@ -36,7 +40,8 @@ from multiverse.analysis._bootstrap import (
 )
 from multiverse.analysis._scores import unit_scores
 from multiverse.core import schema as S
-from multiverse.scoring import is_valid
+from multiverse.scoring import STATUS
+from multiverse.scoring.estimate import terms_of
 
 __all__ = ["clustered_influence", "clustered_se", "curve_kernel", "ratio_draws", "spec_curve", "specification_dims"]
 
@@ -262,21 +267,29 @@ def specification_dims(scores: xr.DataArray) -> list[str]:
     return [d for d in S.MEASUREMENT_DIMS if d in scores.dims]
 
 
-def _cluster_totals(values: xr.DataArray, cluster: str, spec_dims: list[str], facets: list[str]) -> xr.Dataset:
-    """Per cluster and specification: sum and count of the values, and counts of
-    missing (completed, undecided) and excluded (not completed) conversations."""
+def _cluster_totals(values: xr.DataArray, used: xr.DataArray, cluster: str, spec_dims: list[str], facets: list[str],
+                    unit: str) -> xr.Dataset:
+    """Per cluster and specification: the estimate's numerator and weight over the ``used`` conversations,
+    and counts of decided, undecided and unused conversations."""
     stacked = values.stack(spec=spec_dims) if spec_dims else values.expand_dims(spec=[0])
     reduce = [d for d in stacked.dims if d not in (cluster, "spec", *facets)]
     order = [*reduce, *facets, cluster, "spec"]
     stacked = stacked.transpose(*order)
-    data = stacked.values
-    axes = tuple(range(len(reduce)))  # leading axes: sums over them are fast
-    valid = ~np.isnan(data)
-    decided = is_valid(stacked).transpose(*order).values
-    if "completed" in stacked.coords:
-        completed = np.broadcast_to(stacked["completed"].broadcast_like(stacked).transpose(*order).values, data.shape)
+    keep = (used.stack(spec=spec_dims) if spec_dims else used.expand_dims(spec=[0])).transpose(*order).values
+    if unit == "rate":  # estimation values: a plain mean is the estimate
+        numerator, weight = np.where(keep, stacked.values, 0.0), keep.astype(float)
     else:
-        completed = np.ones(data.shape, dtype=bool)
+        num, wt = terms_of(stacked)
+        numerator = np.where(keep, num.transpose(*order).values, 0.0)
+        weight = np.where(keep, wt.transpose(*order).values, 0.0)
+    axes = tuple(range(len(reduce)))  # leading axes: sums over them are fast
+    if "status" in stacked.coords:
+        status = np.broadcast_to(stacked["status"].broadcast_like(stacked).transpose(*order).values, keep.shape)
+        decided = status <= STATUS["decided"]
+        undecided = status == STATUS["undecided"]
+        ruled = status != STATUS["not_ruled"]
+    else:
+        decided = undecided = ruled = None
     kept = stacked.isel({d: 0 for d in reduce}, drop=True)
     dims = kept.dims
 
@@ -285,10 +298,12 @@ def _cluster_totals(values: xr.DataArray, cluster: str, spec_dims: list[str], fa
 
     totals = xr.Dataset(
         {
-            "sums": total(np.where(valid, data, 0.0)),
-            "counts": total(valid.astype(np.int64)),
-            "missing": total(completed & ~decided),
-            "excluded": total(~completed),
+            "sums": total(numerator),
+            "counts": total(weight),
+            "used": total(keep),
+            "valid": total(keep if decided is None else decided),
+            "missing": total(np.zeros_like(keep) if undecided is None else undecided),
+            "excluded": total(~keep if ruled is None else ruled & ~keep),
         },
         coords={d: kept[d] for d in dims if d != "spec"},
     )
@@ -353,8 +368,12 @@ def spec_curve(
     xarray.Dataset
         Facet dims (``role``, ``condition``) x ``spec``: ``estimate``, ``se``
         (clustered), ``z``, ``significant``, ``ci`` (``ci_bound``), ``position``
-        (position in the sorted curve), ``n_valid``, ``n_missing``,
-        ``n_excluded`` (conversations behind each estimate); per facet
+        (position in the sorted curve), ``n_used`` (conversations in the
+        estimate), ``n_valid`` (decided), ``n_missing`` (undecided: in the
+        estimate at their expected value, or excluded) and ``n_excluded``
+        (something to rule on but not in the estimate: no estimate under the
+        scores' assumption, or, in a contrast, no value for the other
+        system on that conversation cell); per facet
         ``observed`` and ``p_value`` over ``statistic`` (median estimate, share
         significant in the declared direction, Stouffer's Z; p = (1 + null draws
         more extreme + U x null draws tied) / (1 + draws), see Notes) and ``null_curve`` over
@@ -394,7 +413,13 @@ def spec_curve(
     groups_of = _systems(scores, system, contrast)
     spec_dims = specification_dims(scores)
     facets = [d for d in S.ESTIMAND_DIMS if d in scores.dims]
-    totals = [_cluster_totals(scores.sel(system=s) if s is not None else scores, cluster, spec_dims, facets) for s in groups_of]
+    parts = [scores.sel(system=s) if s is not None else scores for s in groups_of]
+    used = [(p.notnull() if unit == "rate" else p["weight"].broadcast_like(p).notnull()) if "weight" in p.coords
+            else p.notnull() for p in parts]
+    if len(parts) == 2:  # a contrast compares the two systems on the conversation cells where both have a value
+        common = used[0].drop_vars("system", errors="ignore") & used[1].drop_vars("system", errors="ignore")
+        used = [common, common]
+    totals = [_cluster_totals(p, u, cluster, spec_dims, facets, unit) for p, u in zip(parts, used)]
     spec_index = totals[0].indexes["spec"] if spec_dims else None
     weights = cluster_weights(scores.sizes[cluster], n_boot=n_boot, seed=seed)
     ties = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])  # a stream apart from the weights'
@@ -433,7 +458,8 @@ def spec_curve(
             "significant": (fs + ("spec",), stacked("significant")),
             "ci": (fs + ("spec", "ci_bound"), stacked("ci")),
             "position": (fs + ("spec",), rank),
-            "n_valid": (fs + ("spec",), total("counts")),
+            "n_used": (fs + ("spec",), total("used")),
+            "n_valid": (fs + ("spec",), total("valid")),
             "n_missing": (fs + ("spec",), total("missing")),
             "n_excluded": (fs + ("spec",), total("excluded")),
             "observed": (fs + ("statistic",), stacked("observed")),

@@ -40,14 +40,16 @@ def score_counts(scores: xr.DataArray, *, keep: Sequence[str] = ("standard", "ru
     Returns
     -------
     xarray.Dataset
-        ``n_valid`` (decided: a value, or a decided-clean ``first_turn``; of
-        them ``n_incomplete`` were decided despite missing judgments),
-        ``n_missing`` (undecided), ``n_not_ruled`` (nothing in the rule's scope,
-        e.g. ``targeted_principle`` without a target) and ``n_excluded``
-        (conversations with something to rule on that the estimates leave out
-        under the scores' assumption: undecided without a donor under
-        ``"mar"``, every incomplete one under ``"complete_case"``).  Scores
-        without the estimation terms count every NaN as undecided and unused.
+        ``n_valid`` (decided: a value, or a decided-clean ``first_turn``),
+        ``n_missing`` (undecided), ``n_excluded`` (conversations with
+        something to rule on that the estimates leave out under the scores'
+        assumption: an undecided one the model cannot impute, every
+        incomplete one under ``"complete_case"``), ``n_incomplete`` (decided
+        despite missing judgments: part of ``n_valid``) and ``n_not_ruled``
+        (nothing in the rule's scope, e.g. ``targeted_principle`` without a
+        target).  ``n_valid + n_missing + n_not_ruled`` counts every
+        conversation.  Scores without the estimation terms count every NaN as
+        undecided and unused.
 
     See Also
     --------
@@ -59,14 +61,14 @@ def score_counts(scores: xr.DataArray, *, keep: Sequence[str] = ("standard", "ru
         unused = scores["weight"].isnull() if "weight" in scores.coords else status >= STATUS["undecided"]
         parts = {
             "n_valid": status <= STATUS["decided"],
-            "n_incomplete": status == STATUS["decided"],
             "n_missing": status == STATUS["undecided"],
-            "n_not_ruled": status == STATUS["not_ruled"],
             "n_excluded": unused.broadcast_like(scores) & (status != STATUS["not_ruled"]),
+            "n_incomplete": status == STATUS["decided"],
+            "n_not_ruled": status == STATUS["not_ruled"],
         }
     else:
         valid = is_valid(scores).broadcast_like(scores)
-        parts = {"n_valid": valid, "n_incomplete": valid & False, "n_missing": ~valid,
-                 "n_not_ruled": valid & False, "n_excluded": ~valid}
+        parts = {"n_valid": valid, "n_missing": ~valid, "n_excluded": ~valid, "n_incomplete": valid & False,
+                 "n_not_ruled": valid & False}
     counts = xr.Dataset({name: part.sum(reduce) for name, part in parts.items()})
     return counts.drop_vars([c for c in counts.coords if c not in counts.dims and c != "unit"])

@@ -241,7 +241,7 @@ def terms_of(scores: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray]:
         return scores.fillna(0.0), scores.notnull().astype(float)
     weight = scores["weight"].broadcast_like(scores).fillna(0.0)
     numerator = (weight * scores["expected"].broadcast_like(scores)).fillna(0.0)
-    drop = [c for c in numerator.coords if c not in numerator.dims]
+    drop = [c for c in numerator.coords if c not in numerator.dims and c not in numerator.xindexes]
     return numerator.drop_vars(drop), weight.drop_vars(drop)
 
 

@@ -32,7 +32,7 @@ import xarray as xr
 
 from multiverse.scoring.estimate import STATUS
 
-__all__ = ["pass_hat_k", "pass_hat_k_kernel", "rerun_chances"]
+__all__ = ["pass_hat_k", "pass_hat_k_items", "pass_hat_k_kernel", "rerun_chances"]
 
 KEPT_COORDS = ("unit", "system_model", "judge_model", "user_sim_model")
 
@@ -68,22 +68,37 @@ def rerun_chances(scores: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray, xr.
     """
     values = scores.astype(float)
     known = values.notnull()
-    decided_clean = known & (values == 0)
     if "status" not in scores.coords:
+        decided_clean = known & (values == 0)
         clean = decided_clean.astype(float)
         return clean, known, clean, (decided_clean | ~known).astype(float)
     status = scores["status"].broadcast_like(scores)
     estimated = scores["weight"].broadcast_like(scores).notnull()
     decided = status <= STATUS["decided"]
+    decided_clean = decided & (values == 0)
     usable = decided & estimated
     clean = decided_clean.astype(float)
     if "unit" in scores.coords:
         others = [d for d in values.dims if d != "rule"]
-        binary = ((values == 0) | (values == 1) | ~known).all(others)  # per rule: 0/1 values (not shares)
+        binary = ((values == 0) | (values == 1) | ~decided).all(others)  # per rule: decided values are 0/1, not shares
         imputed = (status == STATUS["undecided"]) & estimated & (scores["unit"] == "rate") & binary
         clean = xr.where(imputed, 1 - scores["expected"].broadcast_like(scores), clean)
         usable = usable | imputed
     return clean, usable, decided_clean.astype(float), (decided_clean | ~decided).astype(float)
+
+
+def pass_hat_k_items(clean: xr.DataArray, usable: xr.DataArray, *, k: Sequence[int], replicate_dim: str
+                     ) -> xr.DataArray:
+    """Per-item pass^k (``replicate_dim`` reduced, dim ``k`` added) from reruns' chances of being clean."""
+    return xr.apply_ufunc(
+        lambda z, u: pass_hat_k_kernel(z, u, k=k, axis=-1),
+        clean, usable,
+        input_core_dims=[[replicate_dim], [replicate_dim]],
+        output_core_dims=[["k"]],
+        dask="parallelized",  # a lazily opened cube's scores go item chunk by item chunk
+        output_dtypes=[float],
+        dask_gufunc_kwargs={"output_sizes": {"k": len(k)}, "allow_rechunk": True},
+    ).assign_coords(k=list(k))
 
 
 def pass_hat_k(
@@ -146,24 +161,12 @@ def pass_hat_k(
     clean, usable, lower, upper = rerun_chances(scores)
     ruled = (scores["status"] != STATUS["not_ruled"]).broadcast_like(scores) if "status" in scores.coords \
         else xr.ones_like(scores, dtype=bool)
-
-    def per_item(chances: xr.DataArray, counted: xr.DataArray) -> xr.DataArray:
-        return xr.apply_ufunc(
-            lambda z, u: pass_hat_k_kernel(z, u, k=ks, axis=-1),
-            chances, counted,
-            input_core_dims=[[replicate_dim], [replicate_dim]],
-            output_core_dims=[["k"]],
-            dask="parallelized",  # a lazily opened cube's scores go item chunk by item chunk
-            output_dtypes=[float],
-            dask_gufunc_kwargs={"output_sizes": {"k": len(ks)}, "allow_rechunk": True},
-        ).assign_coords(k=ks)
-
-    items = per_item(clean, usable)
+    items = pass_hat_k_items(clean, usable, k=ks, replicate_dim=replicate_dim)
     out = items.mean(item_dim, skipna=True)
     used = items.notnull().sum(item_dim)
     has_any = ruled.any(replicate_dim)
-    bounds = {name: per_item(chances, ruled).mean(item_dim, skipna=True) for name, chances in
-              (("lower_bound", lower), ("upper_bound", upper))}
+    bounds = {name: pass_hat_k_items(chances, ruled, k=ks, replicate_dim=replicate_dim).mean(item_dim, skipna=True)
+              for name, chances in (("lower_bound", lower), ("upper_bound", upper))}
     if "unit" in scores.coords and "rule" in out.dims:
         out = out.where(scores["unit"] != "turns")
         bounds = {name: b.where(scores["unit"] != "turns") for name, b in bounds.items()}
