@@ -25,7 +25,7 @@ import xarray as xr
 
 from multiverse import __version__
 from multiverse.analysis._bootstrap import bound_coords, percentile_interval
-from multiverse.analysis.raters import metric_from_tables, pair_table_draws, ratings
+from multiverse.analysis.raters import default_scale, metric_from_tables, pair_table_draws, ratings
 
 __all__ = ["HUMANS", "calibration_table", "false_positive_diagnosis"]
 
@@ -42,9 +42,9 @@ def _mean_over_pairs(matrix: np.ndarray, pairs: list[tuple[int, int]]) -> np.nda
         return np.nanmean(stacked, axis=-1)
 
 
-def _rows(tables: np.ndarray, metric: str, judges: list[int], humans: list[int]) -> np.ndarray:
+def _rows(tables: np.ndarray, metric: str, judges: list[int], humans: list[int], scale: str) -> np.ndarray:
     """``(..., group, rater)``: each judge's mean agreement with the humans, then the humans' own."""
-    matrix = metric_from_tables(tables, metric=metric)
+    matrix = metric_from_tables(tables, metric=metric, scale=scale)
     rows = [_mean_over_pairs(matrix, [(j, h) for h in humans]) for j in judges]
     rows.append(_mean_over_pairs(matrix, list(combinations(humans, 2))))
     return np.stack(rows, axis=-1)
@@ -128,8 +128,9 @@ def calibration_table(
         _, pooled, draws = pair_table_draws(sub, standard=scale, by=by, n_boot=n_boot, seed=seed)
         pooled = np.concatenate([pooled, pooled.sum(axis=0, keepdims=True)])
         draws = np.concatenate([draws, draws.sum(axis=1, keepdims=True)], axis=1)
-        estimates.append([_rows(pooled, m, j_index, h_index) for m in METRICS])
-        intervals.append([percentile_interval(_rows(draws, m, j_index, h_index), ci=ci) for m in METRICS])
+        kind = default_scale(cube, scale)  # the three-level severity is ordinal (weighted kappa)
+        estimates.append([_rows(pooled, m, j_index, h_index, kind) for m in METRICS])
+        intervals.append([percentile_interval(_rows(draws, m, j_index, h_index, kind), ci=ci) for m in METRICS])
         counts.append(_counts(pooled, j_index, h_index))
     groups = [str(v) for v in cube[by].values] + ["overall"]
     coords = {"rater": judges + [HUMANS], "scale": list(scales), "metric": list(METRICS), "group": groups}

@@ -5,9 +5,17 @@ cell (conversation x turn x principle, and every other dim except the rater dim)
 The pairwise metrics are functions of the pair's contingency table; the
 multi-rater metrics (``raters=[...]``) of the rater set's coincidence matrix
 (Krippendorff's alpha) or category totals (Fleiss' kappa).  Point estimates pool
-those tables over units without per-conversation arrays; the cluster bootstrap
-builds per-conversation tables a block at a time
+those tables over units without per-conversation arrays; intervals resample
+items (every judged cell of an item, all its conversations and reruns,
+moves together), building per-item tables a block at a time
 (:mod:`multiverse.analysis._agreement_stats`).
+
+Severity (0/1/2) is ordinal, so by default it is compared as such: Krippendorff's
+alpha with the ordinal metric, Cohen's kappa with linear weights (Cohen 1968);
+binary standards and nominal label sets (a cube whose ``attrs["label_kind"]``
+is ``"nominal"``, or whose ``attrs["scale"]`` is ``"pairwise"`` or
+``"binary"``) are compared as nominal.  Percent agreement, Scott's pi and
+Fleiss' kappa are nominal whatever the scale.
 
 Written here rather than called from ``krippendorff`` / ``statsmodels`` because
 those take one pair (or one rater set) at a time with no weights: this computes
@@ -23,18 +31,20 @@ import numpy as np
 import xarray as xr
 
 from multiverse import __version__
-from multiverse.analysis._agreement_stats import UNITS_PER_CHUNK, accumulate, bootstrap_sums
-from multiverse.analysis._bootstrap import cluster_weights, percentile_interval, with_interval
+from multiverse.analysis._agreement_stats import UNITS_PER_CHUNK, accumulate, bootstrap_sums, cluster_blocks
+from multiverse.analysis._bootstrap import bca_interval, cluster_weights, with_interval
 from multiverse.core import schema as S
 from multiverse.cube.build import with_truth_judge
 from multiverse.scoring import check_severity, list_standards, standard_codes
 
-__all__ = ["METRICS", "MULTI_RATER_METRICS", "agreement", "agreement_ci", "metric_from_tables",
+__all__ = ["METRICS", "MULTI_RATER_METRICS", "agreement", "agreement_ci", "default_scale", "metric_from_tables",
            "multi_rater_metric", "pair_table_draws", "pair_tables", "ratings"]
 
 METRICS = ("percent", "cohen_kappa", "scott_pi", "krippendorff_alpha", "fleiss_kappa")
 MULTI_RATER_METRICS = ("fleiss_kappa", "krippendorff_alpha")
 SCALES = ("nominal", "ordinal")
+NOMINAL_LABELS = ("pairwise", "binary")
+"""Values of a cube's ``attrs["scale"]`` (from :func:`multiverse.adapters.long_table`) that are nominal."""
 
 
 # --- numpy kernels: metrics from contingency tables --------------------------------------------
@@ -44,21 +54,28 @@ def metric_from_tables(tables: np.ndarray, *, metric: str, scale: str = "nominal
     """Agreement of two raters from contingency tables ``(..., k, k)``.
 
     ``tables[..., i, j]`` counts units rater A put in category i and rater B in j.
-    ``scale`` matters only for ``krippendorff_alpha`` (nominal or ordinal
-    distance between categories, Krippendorff 2011).  Fleiss' kappa of two
-    raters is Scott's pi.  NaN where undefined (no units, or no variation for
-    chance-corrected metrics).
+    ``scale="ordinal"`` weighs disagreements by distance: Krippendorff's
+    ordinal metric for ``krippendorff_alpha`` (Krippendorff 2011), linear
+    agreement weights ``1 - |i - j| / (k - 1)`` for ``cohen_kappa`` (Cohen
+    1968's weighted kappa); ``percent``, ``scott_pi`` and ``fleiss_kappa``
+    stay nominal.  Fleiss' kappa of two raters is Scott's pi.
+    NaN where undefined (no units, or no variation for chance-corrected
+    metrics).
     """
     tables = np.asarray(tables, dtype=float)
+    k = tables.shape[-1]
     n = tables.sum(axis=(-2, -1))
-    agree = np.trace(tables, axis1=-2, axis2=-1)
+    if scale == "ordinal" and metric == "cohen_kappa" and k > 1:
+        weights = 1 - np.abs(np.subtract.outer(np.arange(k), np.arange(k))) / (k - 1)
+    else:
+        weights = np.eye(k)
     with np.errstate(invalid="ignore", divide="ignore"):
         if metric == "percent":
-            return agree / n
+            return np.trace(tables, axis1=-2, axis2=-1) / n
         rows, cols = tables.sum(axis=-1), tables.sum(axis=-2)
-        observed = agree / n
+        observed = (tables * weights).sum(axis=(-2, -1)) / n
         if metric == "cohen_kappa":
-            expected = (rows * cols).sum(axis=-1) / n**2
+            expected = np.einsum("...i,ij,...j->...", rows, weights, cols) / n**2
             return (observed - expected) / (1 - expected)
         if metric in ("scott_pi", "fleiss_kappa"):
             pooled = (rows + cols) / (2 * n[..., None])
@@ -169,31 +186,42 @@ def ratings(
     return values.transpose(*others, dim).compute()
 
 
-def _unit_index(values: xr.DataArray, dim: str, by: str | None, *, clusters: bool) -> tuple[np.ndarray, int, np.ndarray, int]:
-    """Conversation (when ``clusters``) and group index of every unit (units flattened in C order)."""
+def _unit_index(values: xr.DataArray, dim: str, by: str | None, *, cluster: str | None
+                ) -> tuple[np.ndarray, int, np.ndarray, int]:
+    """Cluster (``cluster``'s index; each conversation's without that dim) and group index of every unit.
+
+    Units are flattened in C order; without ``cluster`` there are no clusters.
+    """
     unit_dims = [d for d in values.dims if d != dim]
     shape = [values.sizes[d] for d in unit_dims]
     grids = dict(zip(unit_dims, np.indices(shape, sparse=True), strict=True))
-    cluster, n_clusters = np.zeros(0, dtype=np.int64), 1
-    if clusters:
-        cluster = np.zeros(shape, dtype=np.int64)
-        for d in (d for d in S.CONVERSATION_DIMS if d in unit_dims):
-            cluster = cluster * values.sizes[d] + grids[d]
+    index, n_clusters = np.zeros(0, dtype=np.int64), 1
+    if cluster is not None:
+        index = np.zeros(shape, dtype=np.int64)
+        for d in [cluster] if cluster in unit_dims else [d for d in S.CONVERSATION_DIMS if d in unit_dims]:
+            index = index * values.sizes[d] + grids[d]
             n_clusters *= values.sizes[d]
-        cluster = np.broadcast_to(cluster, shape).ravel()
+        index = np.broadcast_to(index, shape).ravel()
     if by is None:
-        return cluster, n_clusters, np.zeros(int(np.prod(shape)), dtype=np.int64), 1
+        return index, n_clusters, np.zeros(int(np.prod(shape)), dtype=np.int64), 1
     group = np.ascontiguousarray(np.broadcast_to(grids[by], shape)).ravel().astype(np.int64)
-    return cluster, n_clusters, group, values.sizes[by]
+    return index, n_clusters, group, values.sizes[by]
+
+
+def default_scale(cube: xr.Dataset, standard: str | None) -> str:
+    """Ordinal for severities, nominal for a standard's binary codes and for nominal label sets."""
+    nominal = cube.attrs.get("label_kind") == "nominal" or cube.attrs.get("scale") in NOMINAL_LABELS
+    return "nominal" if standard is not None or nominal else "ordinal"
 
 
 class _Prepared:
     """The checked options, the ratings ``(unit, rater)`` and what the metric is computed from."""
 
-    def __init__(self, cube: xr.Dataset, *, metric: str, standard: str | None, dim: str, by: str | None, scale: str,
-                 include_truth: bool, raters: Sequence[str] | None, clusters: bool) -> None:
+    def __init__(self, cube: xr.Dataset, *, metric: str, standard: str | None, dim: str, by: str | None,
+                 scale: str | None, include_truth: bool, raters: Sequence[str] | None, cluster: str | None) -> None:
         if metric not in METRICS:
             raise ValueError(f"agreement: metric {metric!r}, expected one of {', '.join(METRICS)}")
+        scale = default_scale(cube, standard) if scale is None else scale
         if scale not in SCALES:
             raise ValueError(f"agreement: scale {scale!r}, expected one of {', '.join(SCALES)}")
         values = ratings(cube, standard=standard, dim=dim, include_truth=include_truth)
@@ -206,7 +234,7 @@ class _Prepared:
         self.kind = "pairs" if not self.multi else ("coincidence" if metric == "krippendorff_alpha" else "fleiss")
         self.k = 3 if standard is None else 2
         self.flat = values.values.reshape(-1, values.sizes[dim])
-        self.cluster, self.n_clusters, self.group, self.n_groups = _unit_index(values, dim, by, clusters=clusters)
+        self.cluster, self.n_clusters, self.group, self.n_groups = _unit_index(values, dim, by, cluster=cluster)
 
     def pooled(self) -> np.ndarray:
         """The statistic pooled over every unit, ``(group, ...)``."""
@@ -252,7 +280,7 @@ def agreement(
     standard: str | None = None,
     dim: str = "judge",
     by: str | None = None,
-    scale: str = "nominal",
+    scale: str | None = None,
     include_truth: bool = False,
     raters: Sequence[str] | None = None,
 ) -> xr.DataArray:
@@ -273,7 +301,10 @@ def agreement(
     by
         Keep this dim (e.g. ``"principle"``) instead of pooling over it.
     scale
-        ``"nominal"`` or ``"ordinal"`` distances for Krippendorff's alpha.
+        ``"nominal"`` or ``"ordinal"`` (distance-weighted) comparison of
+        categories; default: ordinal for the severity scale, nominal for a
+        standard's binary codes and for nominal label sets (see the module
+        docstring).
     include_truth
         Add the cube's planted ``truth`` as a rater named ``"truth"``.
     raters
@@ -297,9 +328,9 @@ def agreement(
     agreement_ci, multiverse.plots.plot_agreement
     """
     options = {"metric": metric, "standard": standard, "dim": dim, "by": by, "scale": scale}
-    prepared = _Prepared(cube, include_truth=include_truth, raters=raters, clusters=False, **options)
+    prepared = _Prepared(cube, include_truth=include_truth, raters=raters, cluster=None, **options)
     out = _estimate(prepared, prepared.pooled())
-    out.attrs.update(_provenance(raters=raters, **options))
+    out.attrs.update(_provenance(raters=raters, **{**options, "scale": prepared.scale}))
     if raters is not None and out.ndim == 0:
         out.attrs.update(n_units=int(out["n_units"]), n_rated=int(out["n_rated"]))
     return out
@@ -312,21 +343,34 @@ def agreement_ci(
     standard: str | None = None,
     dim: str = "judge",
     by: str | None = None,
-    scale: str = "nominal",
+    scale: str | None = None,
     include_truth: bool = False,
     raters: Sequence[str] | None = None,
+    cluster: str = "item",
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
 ) -> xr.Dataset:
-    """:func:`agreement` with cluster-bootstrap intervals over conversations.
+    """:func:`agreement` with bias-corrected and accelerated (BCa) bootstrap intervals over items.
+
+    Judged cells of one item (its conversations, reruns and systems) share the
+    item's difficulty, so items are resampled, not cells or conversations.
+    A chance-corrected metric is undefined when the units show no variation
+    (at a low prevalence, a sample of items without one breach); then there is
+    no interval rather than one conditioned on the resamples where it happens
+    to be defined: the interval is NaN where the estimate is undefined or more
+    than a tail's share (``(1 - ci) / 2``) of the resamples are, and with
+    fewer than two rated items.
 
     Parameters
     ----------
     cube, metric, standard, dim, by, scale, include_truth, raters
         As in :func:`agreement`.
+    cluster
+        The dim resampled (default ``item``); a cube without it resamples
+        conversations.
     n_boot
-        Bootstrap draws (conversations resampled with replacement).
+        Bootstrap draws.
     ci
         Interval level.
     seed
@@ -335,31 +379,47 @@ def agreement_ci(
     Returns
     -------
     xarray.Dataset
-        ``estimate`` (as :func:`agreement`) and ``ci`` with a ``ci_bound`` dim
-        (``lower``, ``upper``).
+        ``estimate`` (as :func:`agreement`), ``ci`` with a ``ci_bound`` dim
+        (``lower``, ``upper``; BCa, Efron 1987, with the jackknife over items
+        for the acceleration) and ``share_undefined`` (resamples where the
+        metric is undefined).
 
     See Also
     --------
     agreement
     """
     options = {"metric": metric, "standard": standard, "dim": dim, "by": by, "scale": scale}
-    prepared = _Prepared(cube, include_truth=include_truth, raters=raters, clusters=True, **options)
+    prepared = _Prepared(cube, include_truth=include_truth, raters=raters, cluster=cluster, **options)
     weights = cluster_weights(prepared.n_clusters, n_boot=n_boot, seed=seed)
+    pooled = prepared.pooled()
     draws = bootstrap_sums(prepared.kind, prepared.flat, prepared.group, prepared.cluster, weights,
                            n_groups=prepared.n_groups, k=prepared.k)
-    with np.errstate(invalid="ignore"):
-        bounds = percentile_interval(prepared.metric_of(draws), ci=ci)
-    estimate = _estimate(prepared, prepared.pooled())
+    estimate = _estimate(prepared, pooled)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        replicates = prepared.metric_of(draws)
+        jackknife = prepared.metric_of(np.concatenate([
+            pooled[None] - stats for _, stats in cluster_blocks(
+                prepared.kind, prepared.flat, prepared.group, prepared.cluster, n_clusters=prepared.n_clusters,
+                n_groups=prepared.n_groups, k=prepared.k)]))
+        point = prepared.metric_of(pooled)
+        bounds = bca_interval(replicates, point, jackknife, ci=ci)
+    undefined = (~np.isfinite(replicates)).mean(axis=0)
+    rated = np.unique(prepared.cluster[(prepared.flat >= 0).any(axis=1)]).size
+    usable = np.isfinite(point) & (undefined <= (1 - ci) / 2) & (rated >= 2)  # one item: nothing to resample
+    bounds = np.where(usable[..., None], bounds, np.nan)
     result = with_interval(estimate, bounds if by else bounds[..., 0, :], ci=ci, n_boot=n_boot)
-    result.attrs.update(_provenance(raters=raters, **options))
+    result["share_undefined"] = estimate.copy(data=undefined if by else undefined[..., 0]).rename(None)
+    result.attrs.update(_provenance(raters=raters, **{**options, "scale": prepared.scale}))
+    result.attrs.update(ci_method="BCa bootstrap over items (Efron 1987), jackknife acceleration",
+                        cluster=cluster, undefined_rule=f"no interval when over {(1 - ci) / 2:g} of resamples are undefined")
     return result
 
 
 def pair_table_draws(
     cube: xr.Dataset, *, standard: str | None = None, dim: str = "judge", by: str | None = None,
-    n_boot: int = 0, seed: int = 0,
+    cluster: str = "item", n_boot: int = 0, seed: int = 0,
 ) -> tuple[xr.DataArray, np.ndarray, np.ndarray | None]:
-    """Pooled pair tables and their cluster-bootstrap draws, for analyses built on pairwise agreement.
+    """Pooled pair tables and their bootstrap draws over items, for analyses built on pairwise agreement.
 
     Returns
     -------
@@ -369,7 +429,7 @@ def pair_table_draws(
         ``(draw, group, rater, rater_b, k, k)`` (else None); one group without ``by``.
     """
     prepared = _Prepared(cube, metric="percent", standard=standard, dim=dim, by=by, scale="nominal",
-                         include_truth=False, raters=None, clusters=n_boot > 0)
+                         include_truth=False, raters=None, cluster=cluster if n_boot > 0 else None)
     draws = None
     if n_boot > 0:
         weights = cluster_weights(prepared.n_clusters, n_boot=n_boot, seed=seed)
