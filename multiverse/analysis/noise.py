@@ -226,13 +226,18 @@ def noise_floor(
 
 
 def _pass_hat_k_interval(scores: xr.DataArray, ks: list[int], *, rerun: str, cluster: str, ci: float) -> xr.DataArray:
-    """Wilson interval of pass^k over the items with at least ``k`` usable reruns (items are independent)."""
+    """Wilson interval of pass^k over the items with at least ``k`` usable reruns (items are independent).
+
+    The effective sample size lies between the items and their usable reruns
+    (a per-item estimate averages its reruns' sets of ``k``).
+    """
     clean, usable, _, _ = rerun_chances(scores)
     items = pass_hat_k_items(clean, usable, k=ks, replicate_dim=rerun)
     n = items.notnull().sum(cluster)
+    reruns = usable.sum(rerun).where(items.notnull()).sum(cluster)
     estimate = items.mean(cluster)
     se = items.std(cluster, ddof=1) / np.sqrt(n)
-    out = _wilson(estimate, se, n, n, ci)
+    out = _wilson(estimate, se, reruns, n, ci)
     if "unit" in scores.coords and "rule" in out.dims:
         out = out.where(scores["unit"] != "turns")
     return out.drop_vars([c for c in out.coords if c not in out.dims])

@@ -78,12 +78,12 @@ def rerun_chances(scores: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray, xr.
     decided_clean = decided & (values == 0)
     usable = decided & estimated
     clean = decided_clean.astype(float)
-    if "unit" in scores.coords:
-        others = [d for d in values.dims if d != "rule"]
-        binary = ((values == 0) | (values == 1) | ~decided).all(others)  # per rule: decided values are 0/1, not shares
-        imputed = (status == STATUS["undecided"]) & estimated & (scores["unit"] == "rate") & binary
-        clean = xr.where(imputed, 1 - scores["expected"].broadcast_like(scores), clean)
-        usable = usable | imputed
+    others = [d for d in values.dims if d != "rule"]
+    binary = ((values == 0) | (values == 1) | ~decided).all(others)  # per rule: decided values are 0/1, not shares
+    rate = scores["unit"] == "rate" if "unit" in scores.coords else True
+    imputed = (status == STATUS["undecided"]) & estimated & rate & binary
+    clean = xr.where(imputed, 1 - scores["expected"].broadcast_like(scores), clean)
+    usable = usable | imputed
     return clean, usable, decided_clean.astype(float), (decided_clean | ~decided).astype(float)
 
 

@@ -134,9 +134,10 @@ def test_pass_hat_k_interval_is_wilsons_over_the_items_with_k_reruns():
     scores = xr.DataArray(rows, dims=("item", "replicate"))
     out = noise_floor(scores.expand_dims(system=["s"]), k=[1, 2])
     per_item = {1: np.array([1, 2 / 3, 0, 1, 1]), 2: np.array([1, 1 / 3, 0, 1])}  # each k's own items
+    reruns = {1: 12, 2: 11}  # the usable reruns of those items
     for k, values in per_item.items():
         m = len(values)
-        want = wilson(values.mean(), values.std(ddof=1) / np.sqrt(m), m, m, 0.95)
+        want = wilson(values.mean(), values.std(ddof=1) / np.sqrt(m), reruns[k], m, 0.95)
         np.testing.assert_allclose(out.pass_hat_k_ci.sel(k=k).squeeze().values, want, rtol=1e-9)
     assert out.n_items_excluded.squeeze().values.tolist() == [0, 1]
 
