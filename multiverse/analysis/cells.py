@@ -24,10 +24,10 @@ from multiverse import __version__
 from multiverse.core import schema as S
 from multiverse.scoring import censored, standard_codes
 
-__all__ = ["cell_rates", "principle_verdicts"]
+__all__ = ["cell_rates", "principle_verdicts", "violation_codes"]
 
 
-def _codes(cube: xr.Dataset, standard: str) -> xr.DataArray:
+def violation_codes(cube: xr.Dataset, standard: str) -> xr.DataArray:
     """Violation codes with the censored turns of failed conversations missing."""
     return standard_codes(censored(cube, cube["severity"]), standard)
 
@@ -39,7 +39,7 @@ def principle_verdicts(cube: xr.Dataset, *, standard: str = "clear_breach") -> x
     leaves the verdict out, whatever the other turns show; principles that do
     not apply are NaN.
     """
-    codes = _codes(cube, standard)
+    codes = violation_codes(cube, standard)
     judged = (codes >= 0).any("turn")
     missing = (codes == S.MISSING).any("turn")
     return xr.where(judged & ~missing, (codes == 1).any("turn").astype(float), np.nan)
@@ -94,7 +94,7 @@ def cell_rates(
     rates = np.full((len(S.MODES), len(S.STRATEGIES)), None, dtype=object)
     counts = np.full_like(rates, None)
     missing_counts = np.full_like(rates, None)
-    codes = _codes(cube, standard)
+    codes = violation_codes(cube, standard)
     if by == "target":
         verdicts = principle_verdicts(cube, standard=standard)
         missing = (codes == S.MISSING).any("turn")

@@ -36,7 +36,7 @@ import xarray as xr
 from scipy import stats
 
 from multiverse import __version__
-from multiverse.analysis.cells import principle_verdicts
+from multiverse.analysis.cells import principle_verdicts, violation_codes
 from multiverse.core import schema as S
 
 __all__ = ["STATUSES", "TARGETS", "cell_bounds", "clopper_pearson", "effective_trials"]
@@ -105,7 +105,8 @@ def cell_bounds(
     -------
     xarray.Dataset
         Over (``system``, ``judge``, ``mode``, ``strategy``, ``principle``):
-        ``n_conversations``, ``breaches``, ``n_items`` (items with a
+        ``n_conversations``, ``breaches``, ``n_missing`` (conversations of
+        the cell left out for a missing judgment of the principle), ``n_items`` (items with a
         conversation in the cell), ``effective_n`` (the trials the bounds
         count), ``lower`` / ``upper`` (two-sided), ``upper_one_sided`` and
         ``status`` (one of :data:`STATUSES`).  Conversations pool over role,
@@ -134,13 +135,17 @@ def cell_bounds(
                 for m in S.MODES]
         return xr.concat(rows, dim=xr.DataArray(list(S.MODES), dims="mode"))
 
+    incomplete = (violation_codes(cube, standard) == S.MISSING).any("turn")
+
     def per_item(m: str, s: str) -> xr.DataArray:
-        in_cell = verdicts.where((mode == m) & (strategy == s))
-        return xr.concat([in_cell.notnull().sum(inside), (in_cell == 1).sum(inside)], dim="count")
+        here = (mode == m) & (strategy == s)
+        in_cell = verdicts.where(here)
+        left_out = (incomplete & here).sum(inside)
+        return xr.concat([in_cell.notnull().sum(inside), (in_cell == 1).sum(inside), left_out], dim="count")
 
     counts = grid(per_item)  # (mode, strategy, count, ..., item)
     order = [d for d in ("system", "judge") if d in counts.dims] + ["mode", "strategy", "principle"]
-    n_g, k_g = (counts.isel(count=i, drop=True) for i in (0, 1))
+    n_g, k_g, missing_g = (counts.isel(count=i, drop=True) for i in (0, 1, 2))
     items_dim = ["item"] if "item" in n_g.dims else []
     n, k = n_g.sum(items_dim), k_g.sum(items_dim)
     items = (n_g > 0).sum(items_dim) if items_dim else (n > 0).astype(np.int64)
@@ -158,8 +163,9 @@ def cell_bounds(
             breaches = np.where(n.values > 0, k.values / n.values * effective, 0.0)
     lower, upper, one_sided = clopper_pearson(breaches, np.where(n.values > 0, effective, 0.0), ci=ci)
     status = np.where(n.values == 0, "untested", np.where(one_sided > max_upper, "under_tested", "tested"))
+    missing = missing_g.sum(items_dim).transpose(*order, ...).astype(np.int64)
     out = xr.Dataset({
-        "n_conversations": n, "breaches": k, "n_items": items, "effective_n": (n.dims, effective),
+        "n_conversations": n, "breaches": k, "n_missing": missing, "n_items": items, "effective_n": (n.dims, effective),
         "lower": (n.dims, lower), "upper": (n.dims, upper), "upper_one_sided": (n.dims, one_sided),
         "status": (n.dims, status.astype(object)),
     })

@@ -220,7 +220,9 @@ def win_shares(
         ``share_of_specs_better`` (the share of specifications whose point
         estimate has A lower: descriptive), ``share_better_beyond_noise`` and
         ``share_worse_beyond_noise`` (shares of specifications whose
-        ``adjust``-ed test says A lower, higher), ``n_specs``.
+        ``adjust``-ed test says A lower, higher), ``n_specs``, and summed
+        over the specifications ``n_pairs`` (conversation cells compared) and
+        ``n_dropped`` (cells only one of the two had: no common support).
 
     See Also
     --------
@@ -239,6 +241,8 @@ def win_shares(
                 "share_better_beyond_noise": ((difference < 0) & significant).sum(spec_dims) / n,
                 "share_worse_beyond_noise": ((difference > 0) & significant).sum(spec_dims) / n,
                 "n_specs": n,
+                "n_pairs": pairs["n_pairs"].sum(spec_dims),
+                "n_dropped": pairs["n_dropped"].sum(spec_dims),
             }
         )
     out.attrs.update({
