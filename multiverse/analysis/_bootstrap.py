@@ -20,6 +20,7 @@ __all__ = [
     "bca_interval",
     "bound_coords",
     "cluster_weights",
+    "expanded_level",
     "expanded_percentile_interval",
     "nan_quantiles",
     "percentile_interval",
@@ -82,6 +83,18 @@ def t_critical(level: float, n_clusters: np.ndarray | int) -> np.ndarray:
         return np.where(df >= 1, stats.t.ppf(1 - (1 - level) / 2, np.maximum(df, 1)), np.nan)
 
 
+def expanded_level(ci: float, n_clusters: int) -> float:
+    """The level whose normal quantile is ``sqrt(G / (G - 1)) t_{G-1}`` at ``ci``: Hesterberg's expansion for few clusters.
+
+    A bootstrap interval of a mean is too narrow by about ``sqrt((G-1)/G)``
+    and uses normal rather than t tails; asking for this level instead of
+    ``ci`` corrects both.  NaN below two clusters.
+    """
+    if n_clusters < 2:
+        return np.nan
+    return float(1 - 2 * stats.norm.cdf(np.sqrt(n_clusters / (n_clusters - 1)) * stats.t.ppf((1 - ci) / 2, n_clusters - 1)))
+
+
 def expanded_percentile_interval(draws: np.ndarray, *, ci: float, n_clusters: int) -> np.ndarray:
     """Percentile interval widened for few clusters (Hesterberg's expanded percentile interval).
 
@@ -95,7 +108,7 @@ def expanded_percentile_interval(draws: np.ndarray, *, ci: float, n_clusters: in
         raise ValueError(f"ci={ci}, expected a level between 0 and 1")
     if n_clusters < 2:
         return np.moveaxis(nan_quantiles(draws, [0.0, 1.0]) * np.nan, 0, -1)
-    tail = float(stats.norm.cdf(np.sqrt(n_clusters / (n_clusters - 1)) * stats.t.ppf((1 - ci) / 2, n_clusters - 1)))
+    tail = (1 - expanded_level(ci, n_clusters)) / 2
     return np.moveaxis(nan_quantiles(draws, [tail, 1 - tail]), 0, -1)
 
 

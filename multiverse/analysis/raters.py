@@ -32,7 +32,7 @@ import xarray as xr
 
 from multiverse import __version__
 from multiverse.analysis._agreement_stats import UNITS_PER_CHUNK, accumulate, bootstrap_sums, cluster_blocks
-from multiverse.analysis._bootstrap import bca_interval, cluster_weights, with_interval
+from multiverse.analysis._bootstrap import bca_interval, cluster_weights, expanded_level, with_interval
 from multiverse.core import schema as S
 from multiverse.cube.build import with_truth_judge
 from multiverse.scoring import check_severity, list_standards, standard_codes
@@ -381,8 +381,9 @@ def agreement_ci(
     xarray.Dataset
         ``estimate`` (as :func:`agreement`), ``ci`` with a ``ci_bound`` dim
         (``lower``, ``upper``; BCa, Efron 1987, with the jackknife over items
-        for the acceleration) and ``share_undefined`` (resamples where the
-        metric is undefined).
+        for the acceleration, at Hesterberg's expanded level for the number of
+        items: see :func:`~multiverse.analysis._bootstrap.expanded_level`) and
+        ``share_undefined`` (resamples where the metric is undefined).
 
     See Also
     --------
@@ -402,15 +403,15 @@ def agreement_ci(
                 prepared.kind, prepared.flat, prepared.group, prepared.cluster, n_clusters=prepared.n_clusters,
                 n_groups=prepared.n_groups, k=prepared.k)]))
         point = prepared.metric_of(pooled)
-        bounds = bca_interval(replicates, point, jackknife, ci=ci)
+        rated = np.unique(prepared.cluster[(prepared.flat >= 0).any(axis=1)]).size
+        bounds = bca_interval(replicates, point, jackknife, ci=expanded_level(ci, rated) if rated >= 2 else ci)
     undefined = (~np.isfinite(replicates)).mean(axis=0)
-    rated = np.unique(prepared.cluster[(prepared.flat >= 0).any(axis=1)]).size
     usable = np.isfinite(point) & (undefined <= (1 - ci) / 2) & (rated >= 2)  # one item: nothing to resample
     bounds = np.where(usable[..., None], bounds, np.nan)
     result = with_interval(estimate, bounds if by else bounds[..., 0, :], ci=ci, n_boot=n_boot)
     result["share_undefined"] = estimate.copy(data=undefined if by else undefined[..., 0]).rename(None)
     result.attrs.update(_provenance(raters=raters, **{**options, "scale": prepared.scale}))
-    result.attrs.update(ci_method="BCa bootstrap over items (Efron 1987), jackknife acceleration",
+    result.attrs.update(ci_method="BCa bootstrap over items (Efron 1987), jackknife acceleration, expanded level",
                         cluster=cluster, undefined_rule=f"no interval when over {(1 - ci) / 2:g} of resamples are undefined")
     return result
 
