@@ -39,9 +39,8 @@ from multiverse.analysis._bootstrap import (
     t_critical,
 )
 from multiverse.analysis._scores import unit_scores
+from multiverse.analysis._specs import cluster_totals, spec_coords, systems_of
 from multiverse.core import schema as S
-from multiverse.scoring import STATUS
-from multiverse.scoring.estimate import terms_of
 
 __all__ = ["clustered_influence", "clustered_se", "curve_kernel", "ratio_draws", "spec_curve", "specification_dims"]
 
@@ -267,49 +266,6 @@ def specification_dims(scores: xr.DataArray) -> list[str]:
     return [d for d in S.MEASUREMENT_DIMS if d in scores.dims]
 
 
-def _cluster_totals(values: xr.DataArray, used: xr.DataArray, cluster: str, spec_dims: list[str], facets: list[str],
-                    unit: str) -> xr.Dataset:
-    """Per cluster and specification: the estimate's numerator and weight over the ``used`` conversations,
-    and counts of decided, undecided and unused conversations."""
-    stacked = values.stack(spec=spec_dims) if spec_dims else values.expand_dims(spec=[0])
-    reduce = [d for d in stacked.dims if d not in (cluster, "spec", *facets)]
-    order = [*reduce, *facets, cluster, "spec"]
-    stacked = stacked.transpose(*order)
-    keep = (used.stack(spec=spec_dims) if spec_dims else used.expand_dims(spec=[0])).transpose(*order).values
-    if unit == "rate":  # estimation values: a plain mean is the estimate
-        numerator, weight = np.where(keep, stacked.values, 0.0), keep.astype(float)
-    else:
-        num, wt = terms_of(stacked)
-        numerator = np.where(keep, num.transpose(*order).values, 0.0)
-        weight = np.where(keep, wt.transpose(*order).values, 0.0)
-    axes = tuple(range(len(reduce)))  # leading axes: sums over them are fast
-    if "status" in stacked.coords:
-        status = np.broadcast_to(stacked["status"].broadcast_like(stacked).transpose(*order).values, keep.shape)
-        decided = status <= STATUS["decided"]
-        undecided = status == STATUS["undecided"]
-        ruled = status != STATUS["not_ruled"]
-    else:
-        decided = undecided = ruled = None
-    kept = stacked.isel({d: 0 for d in reduce}, drop=True)
-    dims = kept.dims
-
-    def total(arr: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
-        return dims, arr.sum(axis=axes) if axes else arr
-
-    totals = xr.Dataset(
-        {
-            "sums": total(numerator),
-            "counts": total(weight),
-            "used": total(keep),
-            "valid": total(keep if decided is None else decided),
-            "missing": total(np.zeros_like(keep) if undecided is None else undecided),
-            "excluded": total(~keep if ruled is None else ruled & ~keep),
-        },
-        coords={d: kept[d] for d in dims if d != "spec"},
-    )
-    return totals.assign_coords(spec=kept["spec"]) if spec_dims else totals
-
-
 def spec_curve(
     data: xr.Dataset | xr.DataArray,
     *,
@@ -410,7 +366,7 @@ def spec_curve(
         raise ValueError(f"spec_curve: scores have no cluster dim {cluster!r} (dims: {scores.dims})")
     if scores.sizes[cluster] < 2:
         raise ValueError(f"spec_curve: needs at least 2 values of {cluster!r} to resample, got {scores.sizes[cluster]}")
-    groups_of = _systems(scores, system, contrast)
+    groups_of = systems_of(scores, system, contrast)
     spec_dims = specification_dims(scores)
     facets = [d for d in S.ESTIMAND_DIMS if d in scores.dims]
     parts = [scores.sel(system=s) if s is not None else scores for s in groups_of]
@@ -419,7 +375,7 @@ def spec_curve(
     if len(parts) == 2:  # a contrast compares the two systems on the conversation cells where both have a value
         common = used[0].drop_vars("system", errors="ignore") & used[1].drop_vars("system", errors="ignore")
         used = [common, common]
-    totals = [_cluster_totals(p, u, cluster, spec_dims, facets, unit) for p, u in zip(parts, used)]
+    totals = [cluster_totals(p, u, cluster, spec_dims, facets, unit) for p, u in zip(parts, used)]
     spec_index = totals[0].indexes["spec"] if spec_dims else None
     weights = cluster_weights(scores.sizes[cluster], n_boot=n_boot, seed=seed)
     ties = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])  # a stream apart from the weights'
@@ -442,7 +398,7 @@ def spec_curve(
 
     n_specs = totals[0].sizes["spec"]
     facet_coords = {f: scores[f].values for f in facets}
-    spec_coords = _spec_coords(spec_index, spec_dims, n_specs, preferred)
+    labels = spec_coords(spec_index, spec_dims, n_specs, preferred)
 
     def total(name: str) -> np.ndarray:
         return sum(t[name].sum(cluster) for t in totals).transpose(*facets, "spec").values.astype(np.int64)
@@ -466,7 +422,7 @@ def spec_curve(
             "p_value": (fs + ("statistic",), stacked("p_value")),
             "null_curve": (fs + ("quantile", "rank_position"), stacked("null_curve")),
         },
-        coords={**facet_coords, **spec_coords, **bound_coords(), "statistic": list(SUMMARIES),
+        coords={**facet_coords, **labels, **bound_coords(), "statistic": list(SUMMARIES),
                 "quantile": list(NULL_QUANTILES), "rank_position": np.arange(n_specs)},
     )
     out.attrs.update(
@@ -489,38 +445,3 @@ def spec_curve(
         }
     )
     return out
-
-
-def _systems(scores: xr.DataArray, system: str | None, contrast: tuple[str, str] | None) -> list[str | None]:
-    if system is not None and contrast is not None:
-        raise ValueError("spec_curve: give system= or contrast=, not both")
-    if "system" not in scores.dims:
-        if system is not None or contrast is not None:
-            raise ValueError("spec_curve: scores have no 'system' dim to select from")
-        return [None]
-    labels = [str(v) for v in scores["system"].values]
-    chosen = list(contrast) if contrast is not None else [system] if system is not None else labels
-    if len(chosen) != (2 if contrast is not None else 1):
-        raise ValueError(f"spec_curve: {len(labels)} systems {labels}; pick one with system= or two with contrast=")
-    unknown = [s for s in chosen if s not in labels]
-    if unknown:
-        raise ValueError(f"spec_curve: unknown system {unknown[0]!r}; systems: {labels}")
-    return chosen
-
-
-def _spec_coords(index, spec_dims: list[str], n_specs: int, preferred: Mapping[str, str] | None) -> dict:
-    coords: dict[str, tuple[str, np.ndarray]] = {"spec": ("spec", np.arange(n_specs))}
-    labels = {}
-    for d in spec_dims:
-        labels[d] = np.asarray(index.get_level_values(d)).astype(str)
-        coords[d] = ("spec", labels[d])
-    if preferred is not None:
-        unknown = [d for d in preferred if d not in spec_dims]
-        if unknown:
-            raise ValueError(f"spec_curve: preferred names {unknown[0]!r}, not a specification dim {spec_dims}")
-    mark = np.ones(n_specs, dtype=bool)
-    for d in spec_dims:
-        want = (preferred or {}).get(d, labels[d][0] if n_specs else None)
-        mark &= labels[d] == str(want)
-    coords["preferred"] = ("spec", mark)
-    return coords
