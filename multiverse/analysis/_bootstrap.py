@@ -92,7 +92,8 @@ def expanded_level(ci: float, n_clusters: int) -> float:
     """
     if n_clusters < 2:
         return np.nan
-    return float(1 - 2 * stats.norm.cdf(np.sqrt(n_clusters / (n_clusters - 1)) * stats.t.ppf((1 - ci) / 2, n_clusters - 1)))
+    tail = stats.norm.cdf(np.sqrt(n_clusters / (n_clusters - 1)) * stats.t.ppf((1 - ci) / 2, n_clusters - 1))
+    return float(1 - 2 * max(tail, 1e-12))  # two or three clusters: the whole range of the draws
 
 
 def expanded_percentile_interval(draws: np.ndarray, *, ci: float, n_clusters: int) -> np.ndarray:

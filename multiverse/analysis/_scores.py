@@ -9,7 +9,7 @@ import xarray as xr
 
 from multiverse.scoring import STATUS, score
 
-__all__ = ["decided_values", "unit_scores", "usage"]
+__all__ = ["decided_values", "imputation_variance", "unit_scores", "usage"]
 
 
 def unit_scores(data: xr.Dataset | xr.DataArray, unit: str = "rate") -> xr.DataArray:
@@ -40,6 +40,21 @@ def decided_values(scores: xr.DataArray) -> xr.DataArray:
     if "status" not in scores.coords:
         return scores
     return scores.where(scores["status"] <= STATUS["decided"])
+
+
+def imputation_variance(scores: xr.DataArray) -> xr.DataArray:
+    """Each imputed conversation's variance given what was observed, ``e (1 - e)``; 0 where decided or unused.
+
+    ``e`` is the estimation value of scores from :func:`unit_scores`; for a
+    0/1 rule ``e (1 - e)`` is the verdict's variance under the imputation
+    model, for a share (``turn_mean``) a bound on it.  Standard errors add
+    twice its sum (Rubin's rules with infinitely many imputations: the
+    completed data's own spread, and the spread between imputations).
+    """
+    if "status" not in scores.coords:
+        return xr.zeros_like(scores)
+    imputed = (scores["status"] == STATUS["undecided"]) & scores.notnull()
+    return xr.where(imputed, scores * (1 - scores), 0.0)
 
 
 def usage(scores: xr.DataArray, *, reduce: Sequence[str]) -> xr.Dataset:

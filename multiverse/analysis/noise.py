@@ -6,7 +6,8 @@ systems' conversations) move together.  The estimate of a system under one
 specification is its violation rate: the mean of its conversations'
 estimation values (decided verdicts, and undecided conversations at their
 expected value under the scores' missing-data assumption; see
-:mod:`multiverse.scoring.estimate`).  Evaluations have few items and often
+:mod:`multiverse.scoring.estimate`); their standard errors add Rubin's terms
+for the imputed conversations (:func:`~multiverse.analysis._scores.imputation_variance`).  Evaluations have few items and often
 rare outcomes, so intervals are score-type (:mod:`multiverse.analysis._intervals`):
 a rate's is Wilson's at the clustered design's effective sample size with t
 on G - 1 degrees of freedom (G the items with data), a paired difference's is
@@ -34,7 +35,7 @@ from multiverse.analysis._bootstrap import (
 )
 from multiverse.analysis._intervals import adjust_p, mover_interval, rate_interval, tail_at
 from multiverse.analysis._paired import pair_totals
-from multiverse.analysis._scores import decided_values, unit_scores, usage
+from multiverse.analysis._scores import decided_values, imputation_variance, unit_scores, usage
 from multiverse.analysis.curve import clustered_influence, clustered_se
 from multiverse.core import schema as S
 from multiverse.scoring import pass_hat_k
@@ -123,8 +124,25 @@ def _wilson(estimate: xr.DataArray, se: xr.DataArray, n: xr.DataArray, clusters:
     return _interval(lower, upper, estimate)
 
 
+def _with_imputation(se: xr.DataArray, scores: xr.DataArray, n: xr.DataArray,
+                     where: xr.DataArray | None = None) -> xr.DataArray:
+    """``se`` with Rubin's imputation terms added: ``se^2 + 2 sum v_i / N^2`` (see :func:`imputation_variance`).
+
+    ``where`` restricts the imputed conversations counted (common support).
+    """
+    variance = imputation_variance(scores)
+    if where is not None:
+        variance = variance.where(where, 0.0)
+    dims = [d for d in ("item", "replicate") if d in variance.dims]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sqrt(se**2 + 2 * variance.sum(dims) / n**2)
+
+
 def clustered_se_of_rate(data: xr.Dataset | xr.DataArray, *, cluster: str = "item", rerun: str = "replicate") -> xr.DataArray:
     """Cluster-robust standard error of each system's rate under each specification.
+
+    Imputed conversations (undecided, at their expected value) add Rubin's
+    terms (:func:`~multiverse.analysis._scores.imputation_variance`).
 
     Parameters
     ----------
@@ -145,7 +163,7 @@ def clustered_se_of_rate(data: xr.Dataset | xr.DataArray, *, cluster: str = "ite
     scores = unit_scores(data)
     sums, counts = _item_totals(scores, rerun)
     _, influence = _influence(sums, counts, cluster)
-    return _se(influence, counts, cluster).rename("se")
+    return _with_imputation(_se(influence, counts, cluster), scores, counts.sum(cluster)).rename("se")
 
 
 def noise_floor(
@@ -197,7 +215,7 @@ def noise_floor(
     scores = unit_scores(data)
     sums, counts = _item_totals(scores, rerun)
     rate, influence = _influence(sums, counts, cluster)
-    se = _se(influence, counts, cluster)
+    se = _with_imputation(_se(influence, counts, cluster), scores, counts.sum(cluster))
     clusters = (counts > 0).sum(cluster)
     out = xr.Dataset({"rate": rate, "se": se, "ci": _wilson(rate, se, counts.sum(cluster), clusters, ci)})
     decided = decided_values(scores)
@@ -233,10 +251,11 @@ def _pass_hat_k_interval(scores: xr.DataArray, ks: list[int], *, rerun: str, clu
     """
     clean, usable, _, _ = rerun_chances(scores)
     items = pass_hat_k_items(clean, usable, k=ks, replicate_dim=rerun)
+    imputed = pass_hat_k_items(clean, usable, k=ks, replicate_dim=rerun, variance=True).where(items.notnull())
     n = items.notnull().sum(cluster)
     reruns = usable.sum(rerun).where(items.notnull()).sum(cluster)
     estimate = items.mean(cluster)
-    se = items.std(cluster, ddof=1) / np.sqrt(n)
+    se = np.sqrt(items.var(cluster, ddof=1) / n + 2 * imputed.sum(cluster) / n**2)  # Rubin's terms for imputed reruns
     out = _wilson(estimate, se, reruns, n, ci)
     if "unit" in scores.coords and "rule" in out.dims:
         out = out.where(scores["unit"] != "turns")
@@ -310,14 +329,18 @@ def paired_differences(
     rate_a, infl_a = _influence(totals.sum_a, totals.count, cluster)
     rate_b, infl_b = _influence(totals.sum_b, totals.count, cluster)
     count = totals.count
-    se_a, se_b = _se(infl_a, count, cluster), _se(infl_b, count, cluster)
-    se = _se(infl_a - infl_b, count, cluster)
+    n = count.sum(cluster)
+    support = scores.notnull() & scores.rename(system="system_b").notnull()
+    imputed_a = _with_imputation(0.0 * n, scores, n, where=support)
+    imputed_b = _with_imputation(0.0 * n, scores.rename(system="system_b"), n, where=support)
+    clustered_a, clustered_b = _se(infl_a, count, cluster), _se(infl_b, count, cluster)
+    se_a, se_b = np.sqrt(clustered_a**2 + imputed_a**2), np.sqrt(clustered_b**2 + imputed_b**2)
+    se = np.sqrt(_se(infl_a - infl_b, count, cluster) ** 2 + imputed_a**2 + imputed_b**2)
     clusters = (count > 0).sum(cluster)
     factor = clusters / (clusters - 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = factor * (infl_a * infl_b).sum(cluster) / (se_a * se_b)
         z = (rate_a - rate_b) / se
-    n = count.sum(cluster)
     arrays = [a.transpose(*rate_a.dims).values for a in xr.broadcast(rate_a, rate_b, se_a, se_b, r, n, clusters)]
 
     def interval(level: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -32,7 +32,7 @@ import xarray as xr
 
 from multiverse.scoring.estimate import STATUS
 
-__all__ = ["pass_hat_k", "pass_hat_k_items", "pass_hat_k_kernel", "rerun_chances"]
+__all__ = ["pass_hat_k", "pass_hat_k_items", "pass_hat_k_kernel", "pass_hat_k_variance", "rerun_chances"]
 
 KEPT_COORDS = ("unit", "system_model", "judge_model", "user_sim_model")
 
@@ -58,6 +58,36 @@ def pass_hat_k_kernel(clean: np.ndarray, usable: np.ndarray, *, k: Sequence[int]
     kk = np.asarray(k)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n[..., None] >= kk, e[..., kk] / comb(n[..., None], kk), np.nan)
+
+
+def pass_hat_k_variance(clean: np.ndarray, usable: np.ndarray, *, k: Sequence[int], axis: int) -> np.ndarray:
+    """Per-item variance of ``C(c, k) / C(n, k)`` over the reruns' verdicts given their chances, ``k`` appended last.
+
+    The clean count ``c`` of an item's usable reruns is Poisson-binomial in
+    their chances (1 or 0 when known, so 0 when every verdict is known); its
+    distribution comes from the usual recurrence over reruns.  Rubin's rules
+    for imputed reruns need it (:func:`multiverse.analysis.noise_floor`).
+    """
+    from scipy.special import comb
+
+    z = np.moveaxis(np.where(usable, np.asarray(clean, dtype=float), 0.0), axis, -1)
+    counted = np.moveaxis(usable, axis, -1)
+    n = counted.sum(axis=-1)
+    size = z.shape[-1]
+    dist = np.zeros(z.shape[:-1] + (size + 1,))
+    dist[..., 0] = 1.0
+    for r in range(size):
+        moved = np.concatenate([np.zeros(dist.shape[:-1] + (1,)), dist[..., :-1]], axis=-1)
+        step = dist * (1 - z[..., r, None]) + moved * z[..., r, None]
+        dist = np.where(counted[..., r, None], step, dist)
+    counts = np.arange(size + 1)
+    out = []
+    for kk in k:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            u = comb(counts, kk) / comb(n[..., None], kk)
+            mean = (dist * u).sum(axis=-1)
+            out.append(np.where(n >= kk, (dist * u**2).sum(axis=-1) - mean**2, np.nan))
+    return np.maximum(np.stack(out, axis=-1), 0.0)
 
 
 def rerun_chances(scores: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray, xr.DataArray, xr.DataArray]:
@@ -87,11 +117,16 @@ def rerun_chances(scores: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray, xr.
     return clean, usable, decided_clean.astype(float), (decided_clean | ~decided).astype(float)
 
 
-def pass_hat_k_items(clean: xr.DataArray, usable: xr.DataArray, *, k: Sequence[int], replicate_dim: str
-                     ) -> xr.DataArray:
-    """Per-item pass^k (``replicate_dim`` reduced, dim ``k`` added) from reruns' chances of being clean."""
+def pass_hat_k_items(clean: xr.DataArray, usable: xr.DataArray, *, k: Sequence[int], replicate_dim: str,
+                     variance: bool = False) -> xr.DataArray:
+    """Per-item pass^k (``replicate_dim`` reduced, dim ``k`` added) from reruns' chances of being clean.
+
+    With ``variance``: each item's variance over its reruns' verdicts given
+    their chances (:func:`pass_hat_k_variance`) instead.
+    """
+    kernel = pass_hat_k_variance if variance else pass_hat_k_kernel
     return xr.apply_ufunc(
-        lambda z, u: pass_hat_k_kernel(z, u, k=k, axis=-1),
+        lambda z, u: kernel(z, u, k=k, axis=-1),
         clean, usable,
         input_core_dims=[[replicate_dim], [replicate_dim]],
         output_core_dims=[["k"]],
