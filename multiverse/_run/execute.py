@@ -111,8 +111,9 @@ async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult
         monitor=e.campaign.monitor,
         judge=model_judges[e.campaign.judge],
         seed=e.seed,
+        only=None if unit.items == tuple(range(e.items_per_cell)) else unit.items,
     )
-    found = dict(enumerate(conversations))
+    found = dict(zip(unit.items, conversations))
     return await _judge_unit(client, plan, unit, role, model_judges, found)
 
 

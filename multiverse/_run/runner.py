@@ -239,11 +239,14 @@ def run(
 
 def _run_streamed(
     plan: Plan, roles: Mapping[str, Any], out: Path, *, attrs: Mapping[str, Any], started: float,
-    options: Mapping[str, Any], window: int,
+    options: Mapping[str, Any], window: int, earlier: Sequence[Mapping[str, Any]] = (),
+    extra: Mapping[str, Any] | None = None,
 ) -> xr.Dataset:
     """Run into an output folder, writing each unit's cube part, transcripts and reasons as it finishes.
 
     See :mod:`multiverse._run.stream`; the folder is swapped in whole at the end.
+    ``earlier`` client summaries (a sequential run's batches) count into the
+    run's calls, and ``extra`` keys join its ``run.json``.
     """
     from multiverse.core.transcript import Transcript, TranscriptStore
     from multiverse.cube.io import open_cube, replace_dir
@@ -263,7 +266,8 @@ def _run_streamed(
                 unparsed.writelines(unparsed_lines(result.records))
 
             _, summaries = execute_units(plan, roles, **options, on_result=keep, window=window)
-        info = redact_tree(_run_summary(plan, tally, merge_summaries(summaries), time.perf_counter() - started))
+        info = _run_summary(plan, tally, merge_summaries([*earlier, *summaries]), time.perf_counter() - started)
+        info = redact_tree({**info, **(extra or {})})
         cube_store.finish(run_info=info)
         write_netcdf(staging / "cube.zarr", staging / "cube.nc")
         (staging / "run.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -37,6 +37,7 @@ from multiverse.config.experiment_fields import (
     find_experiment_specs,
 )
 from multiverse.config.located import Located, Problem, SpecError, load_located, parse_located
+from multiverse.config.precision import Precision, read_precision
 from multiverse.config.recorded import experiment_rollouts, recorded_dims
 from multiverse.config.spec_check import FILE_ID
 from multiverse.core.choices import Budget, Condition, JudgeSpec, ModelSpec
@@ -74,6 +75,7 @@ TOP_KEYS = (
     "allow_sim_on_real",
     "timeout_s",
     "rollouts",
+    "precision",
 )
 DIM_KEYS = ("user_sim", "judge", "condition", "standard", "rule")
 DEFAULT_PLANNER = "sim/planner"
@@ -130,6 +132,8 @@ class Experiment:
     description: str = ""
     allow_sim_on_real: bool = False
     timeout_s: float | None = None
+    precision: Precision | None = None
+    """The declared precision target of planned and sequential runs (:mod:`multiverse.config.precision`)."""
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -239,6 +243,7 @@ class Experiment:
             "allow_sim_on_real": True if self.allow_sim_on_real else None,
             "timeout_s": self.timeout_s,
             "rollouts": self.rollouts,
+            "precision": self.precision.to_dict() if self.precision is not None else None,
         }
         out.update({k: v for k, v in optional.items() if v is not None})
         return out
@@ -348,6 +353,12 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         "judge": tuple(judges),
     }
     exclusions = _exclusions(reader, top["exclusions"], labels) if top.get("exclusions") is not None else ()
+    precision = None
+    if top.get("precision") is not None:
+        cells = [f"{r}/{u}/{c}" for r in roles or () for u in user_sims for c in conditions]
+        precision = read_precision(top["precision"], reader.add, systems=tuple(systems), judges=tuple(judges),
+                                   cells=cells, pool=items or 1, seed_battery=budget is None and recorded is None
+                                   and all(c is None or c.search == "seed_only" for c in conditions.values()))
 
     sim = top.get("sim")
     if sim is not None and not isinstance(sim, Mapping):
@@ -411,6 +422,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         description=description,
         allow_sim_on_real=allow_sim_on_real,
         timeout_s=timeout_s,
+        precision=precision,
         source=located.path if located.path != "<string>" else "",
     )
     return experiment, reader.problems

@@ -137,6 +137,7 @@ async def rollout(
     monitor: ModelSpec | None,
     judge: Judge,
     seed: int = 0,
+    only: Sequence[int] | None = None,
 ) -> list[Conversation]:
     """Run one campaign and return its conversations in item order.
 
@@ -165,12 +166,21 @@ async def rollout(
         The campaign's online judge (a :class:`~multiverse.core.judgment.Judge`).
     seed
         Base seed of the campaign's random generator.
+    only
+        A seed battery (``seed_only``, no ``budget``) only: run just these
+        item positions, each exactly as the full battery runs it (item ``k``
+        is seed ``k mod len(seeds)``, executed for the ``k // len(seeds)``-th
+        time), and return them in this order.  Sequential runs draw items this way.
 
     Returns
     -------
     list of Conversation
         ``rounds x conversations`` (or ``items``) conversations; position = item.
     """
+    if only is not None:
+        return await _seed_items(client, only, role=role, system=system, user_sim=user_sim, user_label=user_label,
+                                 condition=condition, replicate=replicate, monitor=monitor, judge=judge,
+                                 searched=budget is not None or condition.search != "seed_only")
     if budget is not None:
         rounds, per_round = budget.rounds, budget.conversations
     elif items is not None and items > 0:
@@ -214,6 +224,26 @@ async def rollout(
             (cell for c in batch for cell in c.covered_cells()),
         )
     return conversations
+
+
+async def _seed_items(
+    client: Any, items: Sequence[int], *, role: Any, system: ModelSpec, user_sim: ModelSpec, user_label: str,
+    condition: Condition, replicate: int, monitor: ModelSpec | None, judge: Judge, searched: bool,
+) -> list[Conversation]:
+    """Items ``items`` of a seed battery, each as the whole battery would run it (see :func:`rollout`)."""
+    if searched:
+        raise ValueError("rollout(only=...): only a seed battery (seed_only, no budget) can run chosen items")
+    if not role.seeds:
+        raise ValueError("the role has no seed scenarios: a campaign needs at least one")
+    seeds = [Scenario.from_seed(s, user=user_label) for s in role.seeds]
+    return list(await asyncio.gather(*(
+        run_conversation(
+            client, role=role, scenario=seeds[k % len(seeds)], system=system, user_sim=user_sim, monitor=monitor,
+            judge=judge, horizon=condition.horizon, pressure=condition.pressure, replicate=replicate,
+            round=1, sample=k // len(seeds),
+        )
+        for k in items
+    )))
 
 
 def _as_rollout(conversation: Conversation, order: int, principle_index: Mapping[str, int]) -> Rollout:
