@@ -20,6 +20,7 @@ from multiverse.analysis.curve import spec_curve
 from multiverse.analysis.noise import clustered_se_of_rate, paired_differences
 from multiverse.analysis.ranking import rank_agreement, rankings
 from multiverse.analysis.raters import agreement_ci
+from multiverse.analysis.sequential import looks_table, stopping_record
 from multiverse.analysis.variance import decision_study, variance_decomposition
 from multiverse.core import schema as S
 from multiverse.cube.io import replace_dir
@@ -169,6 +170,13 @@ def _write_into(
         path.write_text(text)
         report.tables.append(path)
         say(f"table  {path.name}")
+    record = stopping_record(cube)
+    if record is not None:  # a sequential run: its looks, intervals valid at every look
+        looks = looks_table(record)
+        for path, text in ((out / "looks.csv", looks.to_csv(index=False)), (out / "looks.md", markdown_table(looks))):
+            path.write_text(text)
+            report.tables.append(path)
+            say(f"table  {path.name}")
 
     def figure(name: str, draw: Callable[[], object], result: object = None, **facet: object) -> None:
         import matplotlib.pyplot as plt

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["BettingCS", "BoundedStreams", "betting_cs"]
+__all__ = ["BettingCS", "BoundedStreams", "betting_cs", "stratified_interval"]
 
 TRUNCATION = 0.5
 """Bets are truncated at this share of the largest bet that keeps the capital nonnegative (the paper's 1/2)."""
@@ -230,3 +230,76 @@ def betting_cs(
         cs.update(float(value), low=low, high=high)
         out[i] = cs.interval()
     return out
+
+
+def _min_plus(f: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """``h[k] = min_j f[j] + g[k - j]``: the smallest total capital of two cells for each sum of their parts."""
+    total = f[:, None] + g[None, :]
+    out = np.full(f.size + g.size - 1, np.inf)
+    rows, cols = np.indices(total.shape)
+    np.minimum.at(out, (rows + cols).ravel(), total.ravel())
+    return out
+
+
+def _resample(sequence: BettingCS, log_capital: np.ndarray, weight: float, step: float) -> np.ndarray:
+    """A cell's log capital over ``weight * mean`` on the sum's grid: per bin, the least capital nearby (conservative)."""
+    parts = weight * sequence.means
+    k_low = int(np.floor(parts[0] / step + 1e-9))
+    k_high = int(np.ceil(parts[-1] / step - 1e-9))
+    centres = np.arange(k_low, k_high + 1) * step
+    index = np.clip(np.searchsorted(parts, centres), 0, parts.size - 1)
+    native = weight * (sequence.means[1] - sequence.means[0])
+    reach = int(np.ceil(step / 2 / native)) + 1
+    out = np.full(centres.size, np.inf)
+    for shift in range(-reach, reach + 1):
+        out = np.minimum(out, log_capital[np.clip(index + shift, 0, parts.size - 1)])
+    return out, k_low
+
+
+def stratified_interval(
+    cells: list[tuple[BettingCS, BettingCS]], weights: list[float], *, alpha: float, step: float = 0.0025,
+    rejected: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[float, float, tuple[np.ndarray, np.ndarray]]:
+    """The confidence sequence of a weighted sum of cell means, from every cell's betting capital.
+
+    Each cell ``c`` has its own betting sequences for its mean ``mu_c`` (a
+    lower-side one whose ``K+`` is read and an upper-side one whose ``K-`` is
+    read; the same object when nothing is missing).  With draws allocated to
+    cells predictably, the product ``prod_c K+_c(mu_c)`` over the true means is
+    a nonnegative martingale, so ``theta = sum_c w_c mu_c`` is excluded from
+    below only when *every* split of ``theta`` into cell means has product
+    capital at least ``2 / alpha``:
+
+        L = min { m : min_{sum_c w_c mu_c = m} sum_c log K+_c(mu_c) < log(2 / alpha) },
+
+    and symmetrically ``U`` from ``K-``.  The minimum over splits is a min-plus
+    convolution of the cells' log capitals on a grid of step ``step`` (each
+    bin read at the least capital of the native grid points around it, so the
+    discretised test never rejects more than the exact one); the rejection
+    sets are kept across looks (``rejected``, a running intersection).
+
+    Returns
+    -------
+    tuple
+        ``(lower, upper, rejected)``: the limits and the rejection sets to pass to the next look.
+    """
+    total_pos = total_neg = None
+    start = 0
+    for (low_side, high_side), weight in zip(cells, weights):
+        pos, k_pos = _resample(low_side, low_side.log_pos, weight, step)
+        neg, k_neg = _resample(high_side, high_side.log_neg, weight, step)
+        assert k_pos == k_neg
+        total_pos = pos if total_pos is None else _min_plus(total_pos, pos)
+        total_neg = neg if total_neg is None else _min_plus(total_neg, neg)
+        start += k_pos
+    assert total_pos is not None and total_neg is not None
+    threshold = math.log(2.0 / alpha)
+    now = (total_pos >= threshold, total_neg >= threshold)
+    if rejected is not None and rejected[0].shape == now[0].shape:
+        now = (now[0] | rejected[0], now[1] | rejected[1])
+    sums = (start + np.arange(total_pos.size)) * step
+    kept_low = np.flatnonzero(~now[0])
+    kept_high = np.flatnonzero(~now[1])
+    lower = float(sums[max(kept_low[0] - 1, 0)]) if kept_low.size else float(sums[-1])
+    upper = float(sums[min(kept_high[-1] + 1, sums.size - 1)]) if kept_high.size else float(sums[0])
+    return lower, upper, now

@@ -36,16 +36,19 @@ with their lowest and highest completions
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
+import xarray as xr
 
 from multiverse.analysis.confseq import BoundedStreams
 from multiverse.config.precision import Precision
 
-__all__ = ["Draw", "SequentialDesign", "fixed_interval"]
+__all__ = ["Draw", "SequentialDesign", "fixed_interval", "looks_table", "stopping_record"]
 
 D_LOW, D_HIGH = -1.0, 1.0
 """Bounds of one item's contrast ``d`` for the bounded rules."""
@@ -174,32 +177,16 @@ class SequentialDesign:
         ``d_low == d_high`` for a decided contrast; an undecided one enters
         with its lowest and highest completion.
         """
-        n = self.pool
         for draw in self.pending:
             d_low, d_high = values[(draw.cell, draw.item)]
             if not (D_LOW <= d_low <= d_high <= D_HIGH):
                 raise ValueError(f"observe: contrast bounds {d_low}, {d_high} of {draw} outside [-1, 1]")
-            exhausted = [s for s in self.cells.values() if s.taken >= n]
-            open_share = self._open_share(draw)
-            ys, lows, highs = [], [], []
-            for stream, d in ((0, d_low), (1, d_high)):
-                offset = sum(s.weight * (s.sum_low if stream == 0 else s.sum_high) / n for s in exhausted)
-                lo = hi = None
-                for cell, p in open_share.items():
-                    s = self.cells[cell]
-                    total = s.sum_low if stream == 0 else s.sum_high
-                    ends = [s.weight / p * (total + (n - s.taken) * e) / n + offset for e in (D_LOW, D_HIGH)]
-                    lo = min(ends) if lo is None else min(lo, min(ends))
-                    hi = max(ends) if hi is None else max(hi, max(ends))
-                s = self.cells[draw.cell]
-                total = s.sum_low if stream == 0 else s.sum_high
-                ys.append(s.weight / draw.probability * (total + (n - s.taken) * d) / n + offset)
-                lows.append(lo)
-                highs.append(hi)
-            low, high = min(lows), max(highs)
+            y_low, low, high = self.observation(draw, d_low, stream=0)
+            y_high, low_2, high_2 = self.observation(draw, d_high, stream=1)
+            low, high = min(low, low_2), max(high, high_2)
             if high - low < 1e-12:  # the contrast is known exactly: nothing left to bet on
                 high = low + 1e-9
-            self.cs.update(ys[0], ys[1], low=low, high=high)
+            self.cs.update(y_low, y_high, low=low, high=high)
             s = self.cells[draw.cell]
             s.taken += 1
             s.sum_low += d_low
@@ -212,6 +199,24 @@ class SequentialDesign:
         batch = self.pending
         self.pending = []
         return self._look(batch)
+
+    def observation(self, draw: Draw, d: float, *, stream: int = 0) -> tuple[float, float, float]:
+        """``(Y, low, high)``: the draw's observation of the contrast and its bounds known before the draw.
+
+        ``stream`` 0 (1) reads the cells' sums of lowest (highest) completions.
+        """
+        n = self.pool
+
+        def total(s: _Cell) -> float:
+            return s.sum_low if stream == 0 else s.sum_high
+
+        offset = sum(s.weight * total(s) / n for s in self.cells.values() if s.taken >= n)
+        ends = []
+        for cell, p in self._open_share(draw).items():
+            s = self.cells[cell]
+            ends += [s.weight / p * (total(s) + (n - s.taken) * e) / n + offset for e in (D_LOW, D_HIGH)]
+        s = self.cells[draw.cell]
+        return s.weight / draw.probability * (total(s) + (n - s.taken) * d) / n + offset, min(ends), max(ends)
 
     def _open_share(self, draw: Draw) -> dict[str, float]:
         """The probabilities the batch drew ``draw``'s cell with, over the cells still open at that draw.
@@ -230,7 +235,7 @@ class SequentialDesign:
         record = {
             "look": len(self.looks) + 1,
             "draws": self.drawn,
-            "calls": round(self.calls, 3),
+            "estimated_calls": round(self.calls, 3),
             "interval": [round(lower, 6), round(upper, 6)],
             "half_width": round((upper - lower) / 2, 6),
             "estimate": round(self.estimate(), 6),
@@ -306,3 +311,26 @@ def fixed_interval(values: Mapping[str, Sequence[float]], weights: Mapping[str, 
         var += w * w * s2 / arr.size * fpc
     half = z * float(np.sqrt(var))
     return est - half, est + half
+
+
+def stopping_record(cube: xr.Dataset) -> dict[str, Any] | None:
+    """A sequential run's stopping record from its cube's ``run`` attr (``None`` for any other cube)."""
+    info = cube.attrs.get("run")
+    if isinstance(info, str):
+        try:
+            info = json.loads(info)
+        except ValueError:
+            return None
+    return info.get("sequential") if isinstance(info, Mapping) else None
+
+
+def looks_table(record: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per look: draws, estimated calls, the confidence sequence's interval, and each cell's items."""
+    rows = []
+    for look in record["looks"]:
+        row = {"look": look["look"], "item_pairs": look["draws"], "estimated_calls": look.get("estimated_calls"),
+               "estimate": look["estimate"], "lower": look["interval"][0], "upper": look["interval"][1],
+               "half_width": look["half_width"]}
+        row.update({f"items {cell}": n for cell, n in look["items"].items()})
+        rows.append(row)
+    return pd.DataFrame(rows)

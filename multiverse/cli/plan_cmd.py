@@ -1,4 +1,6 @@
-"""``multiverse plan EXPERIMENT.yaml [--cache DIR]``: layer sizes, calls and cost, calling nothing."""
+"""``multiverse plan EXPERIMENT.yaml [--cache DIR] [--target [H] [--pilot RUN]]``: layer sizes, calls and cost, calling nothing.
+
+With ``--target``: the items the ``precision:`` block's target needs instead (:mod:`multiverse.cli._sequential`)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("experiment", metavar="EXPERIMENT.yaml", help="the experiment file")
     parser.add_argument("--cache", metavar="DIR", help="model-call cache folder (default: the file's cache:)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--target", nargs="?", const=-1.0, type=float, metavar="H",
+        help="the items the precision: block's target needs (H: a half-width replacing the block's)",
+    )
+    parser.add_argument("--pilot", metavar="RUN", help="with --target: a pilot run (folder or cube) giving the variances")
 
 
 def _cost(value: float | None) -> str:
@@ -31,11 +38,24 @@ def main(args: argparse.Namespace) -> int:
     from multiverse._run.runner import resolve_experiment
     from multiverse.config.located import SpecError
 
+    from multiverse.cli._sequential import TargetError, plan_target, print_target
+
     try:
-        report = plan_report(resolve_experiment(args.experiment), cache=args.cache)
+        experiment = resolve_experiment(args.experiment)
+        if args.target is not None:
+            target = plan_target(experiment, half_width=None if args.target == -1.0 else args.target, pilot=args.pilot)
+            if args.json:
+                print(json.dumps(target, indent=2, sort_keys=True))
+            else:
+                print_target(target)
+            return 0
+        report = plan_report(experiment, cache=args.cache)
     except SpecError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
+        return 2
+    except TargetError as exc:
+        print(f"multiverse plan: {exc}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))

@@ -45,30 +45,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="exit 3 when more than this share of conversations failed (default 0.5)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument(
+        "--until-precision",
+        action="store_true",
+        help="add items in batches until the precision: block's target is met (a confidence sequence valid at every look)",
+    )
+    parser.add_argument("--pilot", metavar="RUN", help="with --until-precision: a pilot run whose variances tune the bets")
 
 
 def main(args: argparse.Namespace) -> int:
     from multiverse._run import run
     from multiverse._run.progress import progress_wanted
     from multiverse._run.runner import failed_share
+    from multiverse.cli._sequential import TargetError
     from multiverse.config.located import SpecError
     from multiverse.llm import RunStopped
     from multiverse.llm.credentials import MissingCredentials
 
     try:
-        cube = run(
-            args.experiment,
-            out=args.out,
-            cache=args.cache,
-            backend=args.backend,
-            n_jobs=args.jobs,
-            offline=args.offline,
-            replay=not args.rebuild,
-            max_calls=args.max_calls,
-            max_cost_usd=args.max_cost,
-            progress=progress_wanted(quiet=args.quiet),
-        )
+        if args.until_precision:
+            from multiverse.cli._sequential import run_until_precision_cmd
+
+            cube = run_until_precision_cmd(args, options=dict(
+                out=args.out, cache=args.cache, offline=args.offline, replay=not args.rebuild,
+                max_calls=args.max_calls, max_cost_usd=args.max_cost,
+            ))
+        else:
+            cube = run(
+                args.experiment,
+                out=args.out,
+                cache=args.cache,
+                backend=args.backend,
+                n_jobs=args.jobs,
+                offline=args.offline,
+                replay=not args.rebuild,
+                max_calls=args.max_calls,
+                max_cost_usd=args.max_cost,
+                progress=progress_wanted(quiet=args.quiet),
+            )
     except MissingCredentials as exc:
+        print(f"multiverse run: {exc}", file=sys.stderr)
+        return 2
+    except TargetError as exc:
         print(f"multiverse run: {exc}", file=sys.stderr)
         return 2
     except SpecError as exc:
@@ -84,6 +102,11 @@ def main(args: argparse.Namespace) -> int:
         f"{args.out}: {info['layers']['conversations']} conversations, {info['layers']['judgments']} judge cells; "
         f"{info['calls']} calls, {info['cache_hits']} cache hits, failures: {failures}; {info['wall_s']:.1f} s"
     )
+    if "sequential" in info:
+        record = info["sequential"]
+        low, high = record["interval"]
+        print(f"stopped ({record['stopped']}) after {len(record['looks'])} looks, {record['draws']} item pairs: "
+              f"confidence sequence [{low:.4f}, {high:.4f}] for {' - '.join(record['precision']['contrast'])}")
     share = failed_share(info)
     if share > args.max_failed_share:
         print(

@@ -14,7 +14,7 @@ precision:
   batch: 40                 # item pairs per batch of a sequential run (default 40)
   max_items: 2000           # budget cap in item pairs (default: the pool, items: x cells)
   allocation: neyman        # neyman (default) or uniform: how draws are spread over the cells
-  floor: 0.2                # share of every draw's probability kept on the weights (default 0.2)
+  floor: 0.5                # share of every draw's probability kept on the weights (default 0.5)
   prior_sd: 0.5             # planning prior: sd of one item's contrast when no pilot is given
 ```
 
@@ -63,7 +63,7 @@ class Precision:
     batch: int = 40
     max_items: int | None = None
     allocation: str = "neyman"
-    floor: float = 0.2
+    floor: float = 0.5
     prior_sd: float = 0.5
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
@@ -92,12 +92,14 @@ class Precision:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "contrast": list(self.contrast), "judge": self.judge, "standard": self.standard, "rule": self.rule,
-            "weights": dict(self.weights), "power": self.power, "level": self.level, "batch": self.batch,
+            "weights": dict(self.weights), "level": self.level, "batch": self.batch,
             "allocation": self.allocation, "floor": self.floor, "prior_sd": self.prior_sd,
         }
         for key in ("half_width", "difference", "max_items"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        if self.difference is not None:
+            out["power"] = self.power
         return out
 
 
@@ -233,7 +235,7 @@ def read_precision(
     batch = integer("batch", 40, low=1)
     max_items = integer("max_items", None, low=1)
     allocation = choice("allocation", "neyman", ALLOCATIONS, "an allocation")
-    floor = number("floor", 0.2, low=0.0, high=1.0)
+    floor = number("floor", 0.5, low=0.0, high=1.0)
     if allocation == "neyman" and floor is not None and floor <= 0:
         expected("floor", "a number > 0 for neyman allocation", floor)
     prior_sd = number("prior_sd", 0.5, low=0.0, high=2.0)

@@ -1,0 +1,67 @@
+"""The precision: block: a valid block reads into a Precision, every mistake is one located line."""
+
+from __future__ import annotations
+
+import pytest
+
+from multiverse.config.experiment import load_experiment, parse_experiment, validate_file
+
+
+def _experiment(tiny_experiment, precision, **overrides):
+    data = tiny_experiment(systems={"a": "sim/target-a", "b": "sim/target-b"}, items=50, **overrides)
+    data["dims"]["condition"] = {"calm": {"horizon": 2, "search": "seed_only"},
+                                 "hard": {"horizon": 2, "search": "seed_only", "pressure": 2.0}}
+    data["sim"]["targets"]["b"] = {}
+    data["precision"] = precision
+    return data
+
+
+BLOCK = {"contrast": ["a", "b"], "standard": "clear_breach", "rule": "any_turn", "half_width": 0.05}
+
+
+def test_a_block_reads_with_defaults_and_normalised_weights(tiny_experiment, write_experiment):
+    block = {**BLOCK, "weights": {"tutor/plain/calm": 1, "tutor/plain/hard": 3}}
+    e = load_experiment(write_experiment(_experiment(tiny_experiment, block)))
+    p = e.precision
+    assert p.contrast == ("a", "b") and p.judge == "strict" and p.rule == "any_turn"
+    assert dict(p.weights) == {"tutor/plain/calm": 0.25, "tutor/plain/hard": 0.75}
+    assert (p.level, p.batch, p.allocation, p.max_items) == (0.95, 40, "neyman", 100)
+    assert parse_experiment(e.to_dict(), source=e.source) == e
+
+
+def test_experiments_without_a_block_keep_their_digest(tiny_experiment, write_experiment):
+    e = load_experiment(write_experiment(tiny_experiment()))
+    assert e.precision is None and "precision" not in e.to_dict()
+
+
+CASES = [
+    pytest.param({"rule": "first_turn"}, "precision.rule", "expected a rule whose values lie in [0, 1]",
+                 id="first-turn-is-unbounded"),
+    pytest.param({"contrast": ["a", "c"]}, "precision.contrast", "two different labels of systems",
+                 id="unknown-system"),
+    pytest.param({"contrast": "a"}, "precision.contrast", "a list of two system labels", id="contrast-not-a-pair"),
+    pytest.param({"difference": 0.1}, "precision", "exactly one target", id="two-targets"),
+    pytest.param({"weights": {"tutor/plain/windy": 1}}, "precision.weights.tutor/plain/windy", "unknown cell",
+                 id="unknown-cell"),
+    pytest.param({"weights": {"tutor/plain/calm": -1}}, "precision.weights.tutor/plain/calm",
+                 "expected a positive number", id="negative-weight"),
+    pytest.param({"half_width": 0}, "precision.half_width", "expected a number > 0", id="zero-half-width"),
+    pytest.param({"allocation": "greedy"}, "precision.allocation", "expected an allocation", id="unknown-allocation"),
+    pytest.param({"judge": "lenient"}, "precision.judge", "expected a judge label", id="unknown-judge"),
+    pytest.param({"colour": 1}, "precision.colour", "unknown key 'colour'", id="unknown-key"),
+]
+
+
+@pytest.mark.parametrize(("change", "field", "words"), CASES)
+def test_each_mistake_is_one_line_naming_file_line_and_field(tiny_experiment, write_experiment, change, field, words):
+    path = write_experiment(_experiment(tiny_experiment, {**BLOCK, **change}))
+    problems = [str(p) for p in validate_file(path)]
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(f"{path}:") and f": {field}: " in problems[0] and words in problems[0]
+
+
+def test_a_campaign_cannot_run_to_a_precision(tiny_experiment, write_experiment):
+    data = _experiment(tiny_experiment, BLOCK)
+    data["dims"]["condition"]["hard"]["search"] = "rolefuzzer"
+    problems = [str(p) for p in validate_file(write_experiment(data))]
+    assert any(": precision: expected an experiment of seed batteries" in p for p in problems)
