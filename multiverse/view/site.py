@@ -129,6 +129,7 @@ def counts(cube: xr.Dataset, table: ConversationTable) -> dict[str, Any]:
                       for j, v, m in zip(judges, valid, missing)},
         "failures": run.get("failures", {}) if isinstance(run, dict) else {},
         "calls": run.get("calls") if isinstance(run, dict) else None,
+        "sequential": run.get("sequential") if isinstance(run, dict) else None,
     }
 
 

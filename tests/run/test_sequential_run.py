@@ -86,7 +86,7 @@ def test_an_experiment_without_a_precision_block_is_refused(tiny_experiment, wri
         run_until_precision(path, design=SequentialDesign.for_experiment, cache=tmp_path / "cache")
 
 
-def test_the_report_of_a_sequential_run_carries_its_looks(sequential_experiment, tmp_path):
+def test_the_report_and_the_viewer_of_a_sequential_run_carry_its_looks(sequential_experiment, tmp_path):
     from multiverse.analysis.sequential import looks_table, stopping_record
     from multiverse.report import write_report
 
@@ -99,3 +99,8 @@ def test_the_report_of_a_sequential_run_carries_its_looks(sequential_experiment,
     report = write_report(cube, tmp_path / "report", n_boot=20, formats=("png",))
     assert (tmp_path / "report" / "looks.csv") in report.tables
     assert stopping_record(run(sequential_experiment, cache=tmp_path / "cache")) is None
+    from multiverse.view import write_site
+
+    index = write_site(cube, tmp_path / "site")
+    data = "".join(p.read_text(encoding="utf-8") for p in index.parent.rglob("*.js"))
+    assert "renderLooks" in data and "target_half_width" in data

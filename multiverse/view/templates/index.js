@@ -56,9 +56,28 @@ function renderCounts() {
   else if (!INDEX.has_reasons) remarks.push("The transcript store keeps no judge reasons: pages show severities only.");
   document.getElementById("missing").append(el("h2", {}, "Judgments per judge"), table,
     el("p", { class: "muted", id: "remarks" }, remarks.join(" ")));
+  if (c.sequential) renderLooks(c.sequential);
   if ((INDEX.notes || []).length) {
     document.getElementById("missing").append(el("ul", { class: "muted notes" }, ...INDEX.notes.map((note) => el("li", {}, note))));
   }
+}
+
+/* A sequential run's stopping record: every look's confidence-sequence interval (valid at every look). */
+function renderLooks(record) {
+  const head = ["look", "item pairs", "estimate", "interval", "half-width", "items per cell"];
+  const table = el("table", { class: "grid", id: "looks-table" },
+    el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))));
+  const body = el("tbody");
+  for (const look of record.looks) {
+    const items = Object.entries(look.items).map(([cell, n]) => cell + " " + n).join(", ");
+    body.append(el("tr", {}, el("td", {}, look.look), el("td", {}, look.draws), el("td", {}, look.estimate),
+      el("td", {}, "[" + look.interval[0] + ", " + look.interval[1] + "]"), el("td", {}, look.half_width), el("td", {}, items)));
+  }
+  table.append(body);
+  const target = record.precision.contrast.join(" - ") + ", half-width target " + record.target_half_width;
+  document.getElementById("missing").append(el("h2", {}, "Sequential run"),
+    el("p", { class: "muted", id: "looks-remark" }, "Contrast " + target + "; stopped: " + record.stopped +
+      ". Intervals are a confidence sequence, valid at every look at once."), table);
 }
 
 function values(params, key) {
