@@ -25,9 +25,10 @@ a judge of perfect specificity.  The estimand is the equally weighted contrast
 from __future__ import annotations
 
 import argparse
+import json
 import math
-import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from statistics import NormalDist
 
@@ -35,6 +36,7 @@ import numpy as np
 
 import multiverse as mv
 from multiverse.analysis.sample_size import cell_costs, pilot_components, plan_items
+from multiverse._run.sequential import run_until_precision
 from multiverse.analysis.sequential import SequentialDesign, fixed_interval
 from multiverse.config.experiment import parse_experiment
 from multiverse.plan import make_plan
@@ -203,20 +205,10 @@ def main(argv: list[str] | None = None) -> None:
 
     # The run loop on the offline world reads the same values: a few seeds, identical looks.
     for seed in range(3):
-        e = parse_experiment(experiment_yaml(args.pool, half_width=args.half_width).replace("seed: 11", "seed: 11"))
-        from dataclasses import replace
-
-        e = replace(e, seed=seed)
-        with tempfile.TemporaryDirectory() as tmp:
-            from multiverse._run.sequential import run_until_precision
-
-            cube = run_until_precision(
-                e, design=lambda ex, pl: SequentialDesign.for_experiment(ex, pl, target_n=tuned),
-                cache=args.cache)
-            del tmp
+        e = replace(parse_experiment(experiment_yaml(args.pool, half_width=args.half_width)), seed=seed)
+        cube = run_until_precision(
+            e, design=lambda ex, pl: SequentialDesign.for_experiment(ex, pl, target_n=tuned), cache=args.cache)
         record = cube.attrs["run"]
-        import json
-
         record = json.loads(record) if isinstance(record, str) else record
         design = SequentialDesign(e.precision, pool=e.items, seed=seed, costs=costs, target_n=tuned)
         while (draws := design.next_batch()):

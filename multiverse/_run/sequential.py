@@ -173,7 +173,7 @@ def run_until_precision(
     chosen = design(e, plan)
     options = dict(cache=cache_dir, offline=offline, replay=replay)
     summaries: list[dict[str, Any]] = []
-    spent = 0
+    spent, spent_usd = 0, 0.0
     while True:
         draws = chosen.next_batch()
         if not draws:
@@ -182,11 +182,14 @@ def run_until_precision(
         for draw in draws:
             batch.setdefault(draw.cell, []).append(draw.item)
         batch_plan = restrict_plan(plan, batch, systems=e.precision.contrast)
-        if e.max_calls is not None:  # the cap counts the whole run, each batch has its own client
-            batch_plan = replace(batch_plan, experiment=replace(e, max_calls=max(e.max_calls - spent, 0)))
+        if e.max_calls is not None or e.max_cost_usd is not None:  # caps count the whole run; batches have own clients
+            batch_plan = replace(batch_plan, experiment=replace(
+                e, max_calls=None if e.max_calls is None else max(e.max_calls - spent, 0),
+                max_cost_usd=None if e.max_cost_usd is None else max(e.max_cost_usd - spent_usd, 0.0)))
         results, batch_summaries = execute_units(batch_plan, roles, **options)
         summaries += batch_summaries
-        spent = merge_summaries(summaries)["calls"]
+        totals = merge_summaries(summaries)
+        spent, spent_usd = totals["calls"], totals["cost_usd"]
         records = [record for result in results for record in result.records]
         cube = assemble_cube(batch_plan, roles, records, attrs={})
         look = chosen.observe(contrast_values(cube, e.precision, draws))
