@@ -74,7 +74,8 @@ def test_the_same_seed_draws_the_same_items_and_another_seed_other_ones():
 def test_uniform_allocation_draws_by_the_weights_and_neyman_favours_the_noisy_cell():
     uniform = SequentialDesign(_precision(allocation="uniform", weights={"r/u/calm": 0.5, "r/u/hard": 0.5}), pool=6)
     assert uniform.allocation() == {"r/u/calm": 0.5, "r/u/hard": 0.5}
-    neyman = SequentialDesign(_precision(weights={"r/u/calm": 0.5, "r/u/hard": 0.5}, batch=4), pool=100, seed=2)
+    neyman = SequentialDesign(_precision(weights={"r/u/calm": 0.5, "r/u/hard": 0.5}, batch=4, floor=0.2), pool=100,
+                              seed=2)
     calm, hard = np.zeros(100), np.tile([1.0, -1.0], 50)
     for _ in range(5):
         draws = neyman.next_batch()
