@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", metavar="DIR", help="model-call cache folder (default: the file's cache:)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
-        "--target", nargs="?", const=-1.0, type=float, metavar="H",
+        "--target", nargs="?", const=0.0, type=float, metavar="H",
         help="the items the precision: block's target needs (H: a half-width replacing the block's)",
     )
     parser.add_argument("--pilot", metavar="RUN", help="with --target: a pilot run (folder or cube) giving the variances")
@@ -36,14 +36,13 @@ def _cost(value: float | None) -> str:
 def main(args: argparse.Namespace) -> int:
     from multiverse._run import plan_report
     from multiverse._run.runner import resolve_experiment
-    from multiverse.config.located import SpecError
-
     from multiverse.cli._sequential import TargetError, plan_target, print_target
+    from multiverse.config.located import SpecError
 
     try:
         experiment = resolve_experiment(args.experiment)
         if args.target is not None:
-            target = plan_target(experiment, half_width=None if args.target == -1.0 else args.target, pilot=args.pilot)
+            target = plan_target(experiment, half_width=args.target or None, pilot=args.pilot)
             if args.json:
                 print(json.dumps(target, indent=2, sort_keys=True))
             else:
