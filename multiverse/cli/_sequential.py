@@ -62,8 +62,9 @@ def plan_target(experiment: Any, *, half_width: float | None = None, pilot: str 
     plan = make_plan(e)
     costs = cell_costs(plan, precision)
     if pilot is not None:
+        cube = pilot_cube(pilot)
         try:
-            components = pilot_components(pilot_cube(pilot), precision)
+            components = pilot_components(cube, precision)
         except (KeyError, ValueError) as exc:
             raise TargetError(f"{pilot}: --pilot: {exc}") from None
         sds = {cell: c["sd"] for cell, c in components.items()}
