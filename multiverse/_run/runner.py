@@ -14,11 +14,10 @@ from typing import Any
 import xarray as xr
 
 from multiverse._run.assemble import assemble_cube, provenance
-from multiverse._run.checks import load_experiment
 from multiverse._run.execute import execute_units
 from multiverse._run.records import UnitResult
 from multiverse._run.stream import STREAM_CONVERSATIONS, CubeStore, RunTally, unparsed_lines, write_netcdf
-from multiverse.config.experiment import Experiment
+from multiverse.config.experiment import Experiment, load_experiment
 from multiverse.core.schema import ENDED_STATES, FAILURE_REASONS
 from multiverse.llm.redact import redact_tree
 from multiverse.plan import Plan, make_plan
@@ -271,12 +270,11 @@ def _run_streamed(
 
 
 def _require_credentials(experiment: Experiment) -> None:
-    from multiverse._run.checks import named_models
     from multiverse.llm.credentials import MissingCredentials, check_credentials
 
-    if all(spec.is_sim for _, spec in named_models(experiment)):
+    if all(spec.is_sim for _, spec in experiment.named_models()):
         return
-    missing = check_credentials(spec for _, spec in named_models(experiment))
+    missing = check_credentials(spec for _, spec in experiment.named_models())
     if missing:
         raise MissingCredentials(missing)
 
