@@ -18,7 +18,7 @@ import argparse
 import json
 import sys
 
-from multiverse.cli._options import JOBLIB_BACKENDS, positive_int
+from multiverse.cli._options import JOBLIB_BACKENDS, positive_int, with_examples
 
 __all__ = ["add_arguments", "main"]
 
@@ -45,6 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="exit 3 when more than this share of conversations failed (default 0.5)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    with_examples(parser, "multiverse run experiments/quickstart.yaml --out runs/quickstart",
+                  "multiverse run experiments/quickstart.yaml --out runs/quickstart --offline --quiet")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from multiverse.cli._options import with_examples
 from multiverse.core.schema import (
     CLEAR_BREACH,
     CONVERSATION_DIMS,
@@ -39,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reasons", action="store_true", help="also print each judge's reason per turn and principle")
     parser.add_argument("--transcripts", metavar="PATH", help="transcript store (default: beside the cube)")
     parser.add_argument("--raw", action="store_true", help="also print the raw text of judge replies that did not parse")
+    with_examples(parser, "multiverse show runs/quickstart --system drifting --role tutor --user-sim pushy --replicate 0 --item 3",
+                  "multiverse show runs/quickstart --system drifting --role tutor --user-sim pushy --replicate 0 --item 3 --reasons")
 
 
 def _select(cube, args: argparse.Namespace) -> dict[str, object]:
