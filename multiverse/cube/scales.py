@@ -82,19 +82,20 @@ def label_codes(cube: xr.Dataset, raters: Sequence[str] | None = None, *, dim: s
     common range ``low..high`` (the union of their declared ranges).
     """
     sub = cube if raters is None else cube.sel({dim: list(raters)})
-    scale = common_scale(cube, raters, dim=dim)
+    # the scale is the judges' (of the chosen raters when they are judges; else of every judge)
+    scale = common_scale(cube, raters) if dim == "judge" else common_scale(cube)
+    judges = [str(j) for j in sub["judge"].values]
     others = [d for d in sub["severity"].dims if d != dim]
     if scale != "likert":
         severity = sub["severity"].reset_coords(drop=True)
         values = severity.where(severity >= 0, -1).astype(np.int8).transpose(*others, dim).compute()
-        codes = judge_categories(sub, str(sub[dim].values[0])) if dim == "judge" else category_codes(scale)
         names = [""] * 3
-        for name, code in codes.items():
+        for name, code in judge_categories(sub, judges[0]).items():
             names[code] = name
         return LabelCodes(values, tuple(names), scale, level(scale))
     if "rating" not in sub:
         raise ValueError("cube: judges on the likert scale but no 'rating' variable")
-    ranges = [judge_categories(sub, str(j)).values() for j in sub[dim].values]
+    ranges = [judge_categories(sub, j).values() for j in judges]
     low, high = min(min(r) for r in ranges), max(max(r) for r in ranges)
     rating = sub["rating"].reset_coords(drop=True)
     index = (rating - low).fillna(-1).astype(np.int16)
