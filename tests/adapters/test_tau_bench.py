@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from adapter_fixtures import say, v1_call, v1_record, v1_result, write_json
