@@ -463,7 +463,7 @@ def _provenance(*, metric: str, standard: str | None, scale: str, dim: str, by: 
         "analysis": "agreement",
         "multiverse_version": __version__,
         "metric": metric,
-        "standard": standard or "the labels' categories",
+        "standard": standard or "severity (0/1/2)",
         "scale": scale,
         "rater_dim": dim,
         "by": by or "",

@@ -178,7 +178,8 @@ def to_long(
     -------
     pandas.DataFrame
         Columns: the nine severity dims, ``severity``, ``truth`` (when the cube
-        has it), the per-conversation fields (the contract judge's lanes among
+        has it), ``rating`` (when some judge labels on the likert scale; its
+        rated rows are kept), the per-conversation fields (the contract judge's lanes among
         them, when the cube has them), and ``reason`` when asked for.
 
     Raises
@@ -194,8 +195,13 @@ def to_long(
     if "truth" in cube:
         truth = cube["truth"].transpose(*S.TRUTH_DIMS).broadcast_like(sev).transpose(*S.SEVERITY_DIMS)
         frame["truth"] = truth.values.reshape(-1)
+    if "rating" in cube:  # likert judges' ratings (multiverse.core.scales): a rated cell's severity is -2
+        frame["rating"] = cube["rating"].transpose(*S.SEVERITY_DIMS).values.reshape(-1)
     if not include_not_applicable:
-        frame = frame[frame["severity"] != S.NOT_APPLICABLE]
+        keep = frame["severity"] != S.NOT_APPLICABLE
+        if "rating" in frame:
+            keep |= frame["rating"].notna()
+        frame = frame[keep]
     conv_vars = [v for v in S.CONVERSATION_VARS + S.CONTRACT_VARS if v in cube]
     if conv_vars:
         conv = cube[conv_vars].to_dataframe().reset_index()
