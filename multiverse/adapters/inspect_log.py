@@ -87,6 +87,7 @@ def _inspect_log_api() -> Any:
 
 @dataclass
 class _Sample:
+    file: str
     system: str
     task: str
     epoch: int
@@ -149,11 +150,16 @@ def _read(files: Sequence[Path], *, tasks: str, warnings: list[str]) -> list[_Sa
                 ended="failed" if sample.error is not None else "completed",
             )
             scores = {name: score.value for name, score in (sample.scores or {}).items()}
-            samples.append(_Sample(model, task, int(sample.epoch), sample_id, transcript, scores, sample.error is not None))
+            samples.append(_Sample(file.name, model, task, int(sample.epoch), sample_id, transcript, scores,
+                                   sample.error is not None))
     return samples
 
 
-def _flatten(samples: list[_Sample], chosen: Sequence[str] | None, where: dict[tuple[str, str], str]) -> list[str]:
+def _where(sample: _Sample) -> str:
+    return f"{sample.file}: sample {sample.sample_id} epoch {sample.epoch}"
+
+
+def _flatten(samples: list[_Sample], chosen: Sequence[str] | None) -> list[str]:
     """Dict-valued scores become one judge per key (``scorer/key``); returns the judges in order."""
     judges: dict[str, None] = {}
     for sample in samples:
@@ -165,8 +171,8 @@ def _flatten(samples: list[_Sample], chosen: Sequence[str] | None, where: dict[t
                 for key, item in value.items():
                     flat[f"{name}/{key}"] = item
             elif isinstance(value, (list, tuple)):
-                raise ValueError(f"{where[sample.system, sample.task]}: sample {sample.sample_id}: scorer {name!r} gives a "
-                                 "list; no label scale holds it (leave the scorer out with scorers=)")
+                raise ValueError(f"{_where(sample)}: scorer {name!r} gives a list; no label scale holds it "
+                                 "(leave the scorer out with scorers=)")
             else:
                 flat[name] = value
         sample.scores = flat
@@ -178,36 +184,41 @@ def _flatten(samples: list[_Sample], chosen: Sequence[str] | None, where: dict[t
     return list(judges)
 
 
-def _scale_of(judge: str, values: list[Any], declared: str | None, where: str) -> tuple[str, dict[str, int]]:
-    """The judge's scale and categories, detected from its values or checked against the declared scale."""
-    kinds = {type(v) for v in values}
+def _scale_of(judge: str, found: list[tuple[Any, str]], declared: str | None) -> tuple[str, dict[str, int]]:
+    """The judge's scale and categories, detected from its values or checked against the declared scale.
+
+    ``found`` pairs every value with where it was read (log, sample, epoch), for the one-line refusal.
+    """
+    values = [v for v, _ in found]
+
+    def refuse(test: Any, why: str) -> ValueError:
+        value, where = next((v, w) for v, w in found if test(v))
+        return ValueError(f"{where}: scorer {judge!r} gives {value!r}; {why} (leave the scorer out with scorers=)")
+
     letters = {v for v in values if isinstance(v, str)}
-    if letters and (kinds - {str} or not letters <= {"C", "I", "N", "P"}):
-        bad = next(v for v in values if not (isinstance(v, str) and v in ("C", "I", "N", "P")))
-        raise ValueError(f"{where}: scorer {judge!r} gives {bad!r}; no label scale holds it "
-                         "(C / I / P / N letters, booleans or integers; leave the scorer out with scorers=)")
     if letters:
+        if not all(isinstance(v, str) and v in ("C", "I", "N", "P") for v in values):
+            raise refuse(lambda v: not (isinstance(v, str) and v in ("C", "I", "N", "P")),
+                         "no label scale holds it beside C / I / P / N letters")
         detected = "severity" if "P" in letters else "binary"
-    elif kinds <= {bool}:
+    elif all(isinstance(v, bool) for v in values):
         detected = "binary"
     else:
-        numbers = [integer(v) if not isinstance(v, bool) else int(v) for v in values]
-        if any(n is None for n in numbers):
-            bad = next(v for v, n in zip(values, numbers, strict=True) if n is None)
-            raise ValueError(f"{where}: scorer {judge!r} gives {bad!r}, not an integer; no label scale holds it "
-                             "(leave the scorer out with scorers=)")
-        detected = "binary" if set(numbers) <= {0, 1} else "likert"
+        if any(integer(v) is None and not isinstance(v, bool) for v in values):
+            raise refuse(lambda v: integer(v) is None and not isinstance(v, bool),
+                         "no label scale holds it (not an integer, a letter or a boolean)")
+        detected = "binary" if {int(v) for v in values} <= {0, 1} else "likert"
     scale = declared or detected
     if scale not in SCALES or scale == "pairwise":
         raise ValueError(f"inspect_log: scales={{{judge!r}: {scale!r}}}: a scorer's scale is binary, severity or likert")
     if scale == "likert":
-        numbers = [int(v) for v in values if not isinstance(v, str)]
-        if len(numbers) != len(values):
-            raise ValueError(f"{where}: scorer {judge!r} declared likert but gives letters")
+        if letters:
+            raise refuse(lambda v: isinstance(v, str), "declared likert, but a letter is no rating")
+        numbers = [int(v) for v in values]
         low, high = min(numbers), max(numbers)
         return scale, category_codes("likert", low=low, high=max(high, low + 1))
     if detected == "likert" or (scale == "binary" and detected == "severity"):
-        raise ValueError(f"{where}: scorer {judge!r} declared {scale} but its values need the {detected} scale")
+        raise ValueError(f"inspect_log: scorer {judge!r} declared {scale} but its values need the {detected} scale")
     return scale, category_codes(scale)
 
 
@@ -274,18 +285,20 @@ def inspect_log(
     if not samples:
         raise ValueError(f"{', '.join(map(str, paths))}: the logs hold no samples")
     _, to_float = _inspect_log_api()
-    where = {(s.system, s.task): f"{s.system} on {s.task}" for s in samples}
-    judges = _flatten(samples, scorers, where)
+    judges = _flatten(samples, scorers)
     if not judges:
         raise ValueError(f"{', '.join(map(str, paths))}: no sample carries a score")
     seen: set[tuple[str, str, int, str]] = set()
     for s in samples:
         key = (s.system, s.task, s.epoch, s.sample_id)
         if key in seen:
-            raise ValueError(f"{where[s.system, s.task]}: sample {s.sample_id} epoch {s.epoch} appears in two logs")
+            raise ValueError(f"{_where(s)}: model {s.system} task {s.task}: this sample and epoch appear in two logs")
         seen.add(key)
-    scale_of = {j: _scale_of(j, [s.scores[j] for s in samples if j in s.scores], (scales or {}).get(j),
-                             f"{files[0].parent}") for j in judges}
+    unknown = sorted(set(scales or {}) - set(judges))
+    if unknown:
+        raise ValueError(f"inspect_log: scales= names {unknown}, not scorers of these logs ({', '.join(judges)})")
+    scale_of = {j: _scale_of(j, [(s.scores[j], _where(s)) for s in samples if s.scores.get(j) is not None],
+                             (scales or {}).get(j)) for j in judges}
     return _build(samples, judges, scale_of, tasks=tasks, to_float=to_float, files=files, warnings=warnings, store=store)
 
 
