@@ -183,3 +183,15 @@ def test_without_inspect_ai_the_reader_says_how_to_install_it(logs, monkeypatch)
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
     with pytest.raises(InspectUnavailable, match="make inspect"):
         inspect_log(logs[1][0])
+
+
+def test_show_prints_the_final_turn_with_each_scorers_label(run, logs, capsys):
+    folder, cube = run
+    log = read_eval_log(str(logs[1][0]))
+    sample = next(s for s in log.samples if s.epoch == 1 and str(s.id) == "q00")
+    assert cli(["show", str(folder), "--system", log.eval.model, "--replicate", "0", "--item", "0", "--text"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.strip().startswith("score"))
+    includes = "0" if sample.scores["includes"].value == "C" else "2"
+    assert row.split()[1] == includes and row.split()[3] == str(sample.scores["quality"].value)
+    assert "I checked it again." in out
