@@ -286,3 +286,22 @@ def test_alpaca_eval_discrete_win_rate_from_pairwise_labels(mirror):
     assert multiverse.summary(cube).conversations["completed"] == 805, "805 comparisons, no phantom grid"
     kappa = agreement(cube, metric="fleiss_kappa", raters=["alpaca_eval_gpt4_turbo_fn", "alpaca_eval_cot_gpt4_turbo_fn"])
     assert 0 < float(kappa) < 1
+
+
+def test_majority_of_likert_ratings_keeps_the_modal_rating(likert_table):
+    triple = pd.concat([likert_table, likert_table[likert_table["judge"] == "judge_x"].assign(judge="judge_z")])
+    cube = long_table(triple, item="conv", system="system", judge="judge", score="rating", turn="turn",
+                      scale="likert", categories=range(1, 11))
+    out = consensus(cube, raters=["judge_x", "judge_y", "judge_z"], name="modal")
+    got = out["rating"].sel(judge="modal")
+    x = cube["rating"].sel(judge="judge_x")
+    assert bool((got == x).where(x.notnull(), True).all()), "judge_z copies judge_x: their rating is the mode"
+    assert out["scale"].sel(judge="modal").item() == "likert"
+    assert multiverse.summary(out).judgments["modal"]["valid"] == 240
+
+
+def test_win_rate_can_leave_ties_out(cubes):
+    half = win_rate(cubes["letters"], judges=["human_2"])
+    out = win_rate(cubes["letters"], judges=["human_2"], ties="exclude")
+    assert (out["n"] == half["n"] - half["ties"]).all() and (out["ties"] == 0).all()
+    assert "left out" in out.attrs["ties"]
