@@ -6,9 +6,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+INSPECT_STAMP := $(VENV)/.installed-inspect
 DATA_MIRROR ?= $(wildcard ../shared/data)
 
-.PHONY: run test lint venv clean-outputs bench local test-live
+.PHONY: run test lint venv clean-outputs bench local test-live inspect
 
 $(STAMP): requirements.lock requirements-build.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +20,7 @@ $(STAMP): requirements.lock requirements-build.lock pyproject.toml
 
 venv: $(STAMP)
 
-run: $(STAMP)
+run: $(STAMP) $(INSPECT_STAMP)
 	MULTIVERSE_DATA_MIRROR="$(DATA_MIRROR)" $(BIN)/python experiments/make_all.py
 
 test: $(STAMP) lint
@@ -30,6 +31,16 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# The `inspect` extra: inspect_ai (adapters.inspect_log, the inspect_mockllm study) and datasets (the
+# parquet export's check), hash-locked on top of the main lock. inspect_ai caps fsspec and botocore below
+# the main lock's versions, so this lock pins fsspec, boto3 and botocore lower; every other package it
+# shares with the main lock is held at the main lock's version.
+$(INSPECT_STAMP): $(STAMP) requirements-inspect.lock
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements-inspect.lock
+	touch $(INSPECT_STAMP)
+
+inspect: $(INSPECT_STAMP)
 
 # Debian's Chromium for the viewer's browser tests (tests/view), installed with apt when missing;
 # the tests skip, saying why, where no Chromium can be had.

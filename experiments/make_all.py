@@ -54,6 +54,7 @@ STUDIES: tuple[str, ...] = (
     "real_alpaca_rankings",
     "sim_annotation",
     "sim_web_agent",
+    "inspect_mockllm",
 )
 """Study modules, in the order they run."""
 

@@ -232,7 +232,7 @@ def run(
     records = [record for result in results for record in result.records]
     cube = assemble_cube(plan, roles, records, attrs=attrs)
     info = redact_tree(_run_summary(plan, tally, merge_summaries(summaries), time.perf_counter() - started))
-    cube.attrs["run"] = json.dumps(info, sort_keys=True)
+    cube.attrs["run"] = info
     return cube
 
 

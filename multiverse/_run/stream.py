@@ -34,6 +34,7 @@ from xarray.coding.variables import SerializationWarning
 
 from multiverse._run.assemble import assemble_cube
 from multiverse._run.records import UnitResult
+from multiverse.cube.build import encode_attrs
 from multiverse.plan import UNIT_DIMS, Plan
 
 __all__ = ["STREAM_CONVERSATIONS", "CubeStore", "RunTally", "unparsed_lines", "write_netcdf"]
@@ -158,7 +159,7 @@ class CubeStore:
         counts = xr.Dataset({"missing_count": (("judge", "missing_reason"), self._missing)})
         counts.to_zarr(self.path, region={"judge": slice(None), "missing_reason": slice(None)}, consolidated=False)
         group = zarr.open_group(str(self.path), mode="r+")
-        group.attrs.put({**self._attrs, "run": json.dumps(dict(run_info), sort_keys=True)})
+        group.attrs.put(encode_attrs({**self._attrs, "run": dict(run_info)}))
 
 
 def _stringified(ds: xr.Dataset) -> xr.Dataset:
@@ -184,6 +185,7 @@ def write_netcdf(store: str | Path, path: str | Path) -> Path:
         text = [name for name, var in cube.variables.items() if var.dtype.kind == "T"]
         cube = cube.assign_coords({n: cube[n].astype(object) for n in text if n in cube.coords})
         cube = cube.assign({n: cube[n].astype(object) for n in text if n not in cube.coords})
+        cube.attrs = encode_attrs(cube.attrs)
         for name in cube.variables:
             cube[name].encoding = {}
         encoding: dict[str, dict[str, Any]] = {}

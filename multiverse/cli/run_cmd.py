@@ -15,7 +15,6 @@ stderr, one bar per layer, when it is a terminal and ``--quiet`` is not given.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from multiverse.cli._options import JOBLIB_BACKENDS, positive_int, with_examples
@@ -80,7 +79,7 @@ def main(args: argparse.Namespace) -> int:
     except RunStopped as exc:
         print(f"multiverse run: stopped: {exc}", file=sys.stderr)
         return 3
-    info = json.loads(cube.attrs["run"])
+    info = cube.attrs["run"]
     failures = ", ".join(f"{reason} {n}" for reason, n in info["failures"].items()) or "none"
     print(
         f"{args.out}: {info['layers']['conversations']} conversations, {info['layers']['judgments']} judge cells; "

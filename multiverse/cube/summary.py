@@ -111,11 +111,15 @@ def summary(cube: xr.Dataset) -> CubeSummary:
     severity = cube["severity"]
     codes = severity.transpose(..., "judge").values.reshape(-1, severity.sizes["judge"])
     judges = [str(j) for j in severity["judge"].values]
+    # a likert judge's rating lives in ``rating`` (its severity cell is -2 there: multiverse.core.scales)
+    rated = np.zeros(codes.shape, dtype=bool)
+    if "rating" in cube:
+        rated = cube["rating"].notnull().transpose(*[d for d in severity.dims if d != "judge"], "judge").values.reshape(codes.shape)
     judgments = {
         judge: {
-            "valid": int(np.count_nonzero(codes[:, i] >= S.FULL_ADHERENCE)),
+            "valid": int(np.count_nonzero((codes[:, i] >= S.FULL_ADHERENCE) | rated[:, i])),
             "missing": int(np.count_nonzero(codes[:, i] == S.MISSING)),
-            "not_applicable": int(np.count_nonzero(codes[:, i] == S.NOT_APPLICABLE)),
+            "not_applicable": int(np.count_nonzero((codes[:, i] == S.NOT_APPLICABLE) & ~rated[:, i])),
         }
         for i, judge in enumerate(judges)
     }
