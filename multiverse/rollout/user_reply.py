@@ -25,6 +25,12 @@ from multiverse.llm.leaks import framing, speaker_tag, state_notes
 __all__ = ["UserReply", "cut_at_limit", "read_user_reply", "user_reply_meta"]
 
 _LABELS = re.compile(r"^\s*[*_]{0,2}(?:user|me)[*_]{0,2}\s*:\s*(?:[*_]{2}\s*)?", re.IGNORECASE)
+_PREAMBLE = re.compile(
+    r"^\s*(?:(?:sure|okay|ok|alright)[,!.]?\s+)?(?:here\s+is|here's)\s+(?:my|the)\s+(?:next\s+|first\s+|opening\s+|"
+    r"user's\s+)?(?:message|reply|response)[^:\n]{0,40}:\s*",
+    re.IGNORECASE,
+)
+"""A preamble introducing the message (``Here is my next message:``): framing, cut before the message."""
 _SENTENCES = re.compile(r"(?<=[.!?…])[ \t]+(?=\S)|\n+")
 _QUOTES = "\"'“”‘’"
 
@@ -70,7 +76,9 @@ def read_user_reply(text: str | None, *, scenario_text: str = "") -> UserReply:
     if text is None:
         return UserReply(None)
     removed: Counter[str] = Counter()
-    message = _LABELS.sub("", text, count=1)
+    message, framed = _PREAMBLE.subn("", text, count=1)
+    removed["out_of_character"] += framed
+    message = _LABELS.sub("", message, count=1)
     tag = speaker_tag(message)
     if tag is not None:
         message = message[: tag.start()]
