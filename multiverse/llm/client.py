@@ -381,6 +381,8 @@ class Client:
                 connection_failed = isinstance(outcome, Failure) and outcome.reason == "connection_error"
                 self._breaker.record(request, connection_failed=connection_failed,
                                      message=outcome.message if connection_failed else "")
+                if connection_failed:
+                    self._breaker.check(request)  # stop at once, not after one more backoff
                 if isinstance(outcome, Reply):
                     return self._succeeded(request, key, outcome, estimate, latency)
                 failure = outcome

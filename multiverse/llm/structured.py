@@ -114,8 +114,8 @@ async def agather_structured(client: Any, requests: Sequence[Request]) -> list[R
     error on ``json_schema`` as ``json_object`` with the schema.  Requests to a
     model and server that already needed a fallback in this client's life are
     sent in the fallback form from the start.  The failed attempt stays counted
-    as a failure in the client's summary; each fallback is counted in its
-    ``response_format_fallbacks``.
+    as a failure in the client's summary; every request asked in a fallback
+    form is counted in its ``response_format_fallbacks``.
 
     Raises
     ------
@@ -123,8 +123,13 @@ async def agather_structured(client: Any, requests: Sequence[Request]) -> list[R
         As :meth:`multiverse.llm.Client.agather`; its ``responses`` cover every request.
     """
     known = _REJECTED.setdefault(client, {})
-    sent = [_asked_as(r, known[_target(r)]) if r.response_format is not None and _target(r) in known else r
-            for r in requests]
+    note = getattr(client, "note_format_fallback", None)
+    sent = []
+    for request in requests:
+        form = known.get(_target(request)) if request.response_format is not None else None
+        sent.append(request if form is None else _asked_as(request, form))
+        if form is not None and note is not None:
+            note(request, f"{_form_name(request)}->{form}")
     responses = list(await client.agather(sent))
     again: list[tuple[int, Request]] = []
     for i, (request, response) in enumerate(zip(sent, responses)):
@@ -136,7 +141,6 @@ async def agather_structured(client: Any, requests: Sequence[Request]) -> list[R
         if known.get(_target(request)) != form:
             known[_target(request)] = form
             log.warning("%s failed on response_format %s; asking as %s instead", request.model, _form_name(request), form)
-        note = getattr(client, "note_format_fallback", None)
         if note is not None:
             note(request, f"{_form_name(request)}->{form}")
     if not again:
