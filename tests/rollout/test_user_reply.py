@@ -127,3 +127,26 @@ def test_the_guard_leaves_the_assistants_own_words_and_a_role_play_topic_alone()
         {"role": "assistant", "content": "As an AI, I can't roll real dice, but here you go."},
     ]
     check_request(messages, purpose="target", model="openai/x")
+
+
+@pytest.mark.parametrize(
+    "params, completion, cut",
+    [
+        pytest.param({"max_tokens": 80}, 80, True, id="stopped-at-the-limit"),
+        pytest.param({"max_completion_tokens": 80}, 95, True, id="over-the-newer-limit-name"),
+        pytest.param({"max_tokens": 80}, 42, False, id="ended-before-the-limit"),
+        pytest.param({}, 4000, False, id="no-limit"),
+    ],
+)
+def test_a_reply_stopped_at_the_length_limit_is_flagged(params, completion, cut):
+    from types import SimpleNamespace
+
+    from multiverse.rollout.user_reply import cut_at_limit, user_reply_meta
+
+    request = SimpleNamespace(params=params)
+    response = SimpleNamespace(usage={"completion_tokens": completion})
+    assert cut_at_limit(request, response) is cut
+    meta = user_reply_meta(read_user_reply(ASK), request, response, pressure=1.5,
+                           scenario={"mode": "direct_request", "strategy": "persistence"})
+    assert meta["asked"] == {"pressure": 1.5, "mode": "direct_request", "strategy": "persistence"}
+    assert meta.get("cut", False) is cut and "removed" not in meta
