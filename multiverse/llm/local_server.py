@@ -262,6 +262,13 @@ class LocalServer:
         except (urllib.error.URLError, OSError):
             return False
 
+    def kill(self) -> None:
+        """Kill the server at once (SIGKILL), as a crash would: no clean shutdown, connections dropped."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        self.stop()
+
     def stop(self) -> None:
         """Stop the server (terminate, then kill after 10 s)."""
         process, self._process = self._process, None
