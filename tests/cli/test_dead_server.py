@@ -64,7 +64,11 @@ def test_killing_the_server_stops_the_run_with_exit_3_and_a_rerun_resumes(tmp_pa
 
     (tmp_path / "cache").mkdir()
     threading.Thread(target=kill_when_under_way, daemon=True).start()
-    code = cli(["run", str(path), "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "cache"), "--quiet"])
+    try:
+        code = cli(["run", str(path), "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "cache"), "--quiet"])
+    finally:
+        server.kill()  # already killed when the run went as planned; never left serving when it did not
+        server.wait()
     stopped_after = time.monotonic() - killed["at"]
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 3

@@ -80,12 +80,16 @@ def test_a_killed_server_stops_the_run_within_seconds_after_few_failed_requests(
         server.wait()
         killed["at"] = time.monotonic()
 
-    with Client(cache=tmp_path / "cache", concurrency=4, max_retries=6, observer=observe) as client:
-        threading.Thread(target=kill_soon, daemon=True).start()
-        with pytest.raises(EndpointUnreachable) as stopped:
-            client.gather(requests)
-        stop_after = time.monotonic() - killed["at"]
-        summary = client.summary()
+    try:
+        with Client(cache=tmp_path / "cache", concurrency=4, max_retries=6, observer=observe) as client:
+            threading.Thread(target=kill_soon, daemon=True).start()
+            with pytest.raises(EndpointUnreachable) as stopped:
+                client.gather(requests)
+            stop_after = time.monotonic() - killed["at"]
+            summary = client.summary()
+    finally:
+        server.kill()  # already killed when the test went as planned
+        server.wait()
     answered = [r for r in stopped.value.responses or [] if r is not None and r.ok]
     assert 0 < len(answered) < len(requests)
     failed_attempts = summary["calls"] - len(answered)
