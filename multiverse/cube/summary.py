@@ -109,11 +109,15 @@ _LIVE_KEYS = ("leak_guard", "user_replies", "response_format_fallbacks")
 
 def _live(cube: xr.Dataset) -> dict[str, Any]:
     """The live-run counts of the run's record in the cube's ``run`` attr (empty when absent or unreadable)."""
-    try:
-        info = json.loads(cube.attrs.get("run") or "{}")
-    except (TypeError, ValueError):
+    info = cube.attrs.get("run")
+    if isinstance(info, str):
+        try:
+            info = json.loads(info or "{}")
+        except ValueError:
+            return {}
+    if not isinstance(info, dict):
         return {}
-    return {key: info[key] for key in _LIVE_KEYS if isinstance(info, dict) and info.get(key)}
+    return {key: info[key] for key in _LIVE_KEYS if info.get(key)}
 
 
 def summary(cube: xr.Dataset) -> CubeSummary:
