@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from multiverse.llm.accounting import CHARS_PER_TOKEN, prompt_chars
+from multiverse.llm.litellm_call import Reply
 from multiverse.llm.request import Request
 from multiverse.llm.retry import Failure, classify
 
@@ -32,17 +32,6 @@ class World(Protocol):
     def instant(self, model: str) -> bool: ...
 
     def respond(self, request: Request, *, attempt: int | None = None) -> Any: ...
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What one successful attempt returned, before bookkeeping."""
-
-    text: str | None
-    tool_calls: tuple[Mapping[str, Any], ...]
-    usage: Mapping[str, int]
-    cost_usd: float
-    finish_reason: str | None = "stop"
 
 
 async def send_once(request: Request, attempt: int, *, world: World | None, timeout_s: float, instant: bool) -> Reply | Failure:
@@ -82,8 +71,7 @@ async def _send(request: Request, attempt: int, *, world: World | None, timeout_
         return await _send_sim(request, attempt, world)
     from multiverse.llm.litellm_call import acall
 
-    reply = await acall(request, timeout_s=timeout_s)
-    return Reply(reply.text, reply.tool_calls, reply.usage, reply.cost_usd, reply.finish_reason)
+    return await acall(request, timeout_s=timeout_s)
 
 
 async def _send_sim(request: Request, attempt: int, world: World) -> Reply | Failure:
@@ -96,4 +84,4 @@ async def _send_sim(request: Request, attempt: int, world: World) -> Reply | Fai
     prompt = prompt_chars(request) // CHARS_PER_TOKEN
     completion = len(reply.text or "") // CHARS_PER_TOKEN
     usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-    return Reply(reply.text, tuple(reply.tool_calls), usage, 0.0)
+    return Reply(reply.text, tuple(reply.tool_calls), usage, 0.0, "stop")
