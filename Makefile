@@ -6,6 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 DATA_MIRROR ?= $(wildcard ../shared/data)
 
 .PHONY: run test lint venv clean-outputs bench local test-live
@@ -17,15 +18,21 @@ $(STAMP): requirements.lock requirements-build.lock pyproject.toml
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-venv: $(STAMP)
+venv: $(TEST_STAMP)
 
 run: $(STAMP)
 	MULTIVERSE_DATA_MIRROR="$(DATA_MIRROR)" $(BIN)/python experiments/make_all.py
 
-test: $(STAMP) lint
+# The test lock: the run lock's packages at the same versions, plus the test-only ones (pytest,
+# the reference libraries the statistics are checked against, litellm, the browser driver).
+$(TEST_STAMP): $(STAMP) requirements-test.lock
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements-test.lock
+	touch $(TEST_STAMP)
+
+test: $(TEST_STAMP) lint
 	$(BIN)/python -m pytest -n 2 tests
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/lint-imports
 
 bench: $(STAMP)
