@@ -29,6 +29,7 @@ from multiverse.analysis.ranking import rank_agreement, rankings
 from multiverse.analysis.raters import agreement_ci
 from multiverse.analysis.variance import decision_study, variance_decomposition
 from multiverse.core import schema as S
+from multiverse.cube.scales import judge_scales
 from multiverse.scoring import score, score_bounds, score_counts
 
 __all__ = ["N_BOOT", "SUMMARY_KEYS", "AGREEMENTS", "Overview", "overview", "summary_table", "curve_tests"]
@@ -36,7 +37,7 @@ __all__ = ["N_BOOT", "SUMMARY_KEYS", "AGREEMENTS", "Overview", "overview", "summ
 SUMMARY_KEYS = ("system", "role", "user_sim", "condition", "judge", "standard", "rule")
 AGREEMENTS = (("cohen_kappa", "clear_breach"), ("krippendorff_alpha", None))
 """The agreement matrices shown: (metric, standard), ``None`` for the full severity scale."""
-_ORDER = ("specification curve", "judge agreement", "noise floor of system differences", "rankings",
+_ORDER = ("specification curve", "agreement of", "judge agreement", "noise floor of system differences", "rankings",
           "variance decomposition", "decision study", "grid heatmaps")
 """The analyses in the order the report shows them (and lists those it skipped)."""
 
@@ -130,13 +131,21 @@ def _steps(cube: xr.Dataset, scores: xr.DataArray, n_boot: int, seed: int, out: 
 
         steps.append(("specification curve", curve))
 
-    if sizes["judge"] < 2 and "truth" not in cube:
+    # judges whose labels are not severities (pairwise, likert: multiverse.core.scales) have no clear
+    # breach to compare
+    scales = judge_scales(cube)
+    verdict_judges = [j for j, s in scales.items() if s in ("severity", "binary")]
+    if len(verdict_judges) < sizes["judge"]:
+        skip("agreement of " + ", ".join(j for j in scales if j not in verdict_judges),
+             "their labels are not severities")
+    if len(verdict_judges) < 2 and "truth" not in cube:
         skip("judge agreement", "one judge and no truth to compare it with")
     else:
+        judged = cube.sel(judge=verdict_judges)
         for metric, standard in AGREEMENTS:
             def agreement(metric: str = metric, standard: str | None = standard) -> None:
                 results[f"agreement_{metric}"] = agreement_ci(
-                    cube, metric=metric, standard=standard, include_truth="truth" in cube, n_boot=n_boot, seed=seed)
+                    judged, metric=metric, standard=standard, include_truth="truth" in cube, n_boot=n_boot, seed=seed)
 
             steps.append((f"agreement ({metric})", agreement))
 
@@ -223,7 +232,7 @@ def overview(cube: xr.Dataset, *, n_boot: int = N_BOOT, seed: int = 0, progress:
             bar.set_postfix_str(name)
             step()
             bar.update()
-    out.notes.sort(key=lambda note: next(i for i, what in enumerate(_ORDER) if note.startswith(f"skipped {what}:")))
+    out.notes.sort(key=lambda note: next(i for i, what in enumerate(_ORDER) if note.startswith(f"skipped {what}")))
     return out
 
 

@@ -13,6 +13,7 @@ import sys
 import webbrowser
 
 from multiverse.analysis import N_BOOT
+from multiverse.cli._options import with_examples
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-boot", type=int, default=N_BOOT,
                         help=f"resampling draws of the figures (default {N_BOOT}, as multiverse report)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every resampling (default 0)")
+    with_examples(parser, "multiverse view runs/quickstart --out runs/quickstart-site",
+                  "multiverse view runs/quickstart --out runs/quickstart-site --no-figures --open")
 
 
 def main(args: argparse.Namespace) -> int:
