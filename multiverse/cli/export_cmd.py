@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from multiverse.cli._options import with_examples
+
 FORMATS = ("parquet",)
 
 
@@ -21,6 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN", help="a run folder, or a cube file with transcripts.sqlite beside it")
     parser.add_argument("--format", choices=FORMATS, default="parquet", help="the file format (parquet)")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder to write the files into")
+    with_examples(parser, "multiverse export runs/quickstart --format parquet --out runs/quickstart-parquet")
 
 
 def main(args: argparse.Namespace) -> int:
