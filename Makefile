@@ -12,10 +12,13 @@ DATA_MIRROR ?= $(wildcard ../shared/data)
 
 .PHONY: run test lint venv clean-outputs bench local test-live inspect
 
+# --no-compile: Python writes the bytecode of the modules a run imports when it first imports them;
+# compiling every module at install time costs install CPU and left about 200 MB of bytecode in
+# .venv, most of it for modules nothing imports (the packages' own test suites, unused submodules).
 $(STAMP): requirements.lock requirements-build.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements-build.lock
-	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements.lock
+	$(BIN)/pip install --quiet --require-hashes --no-deps --no-compile -r requirements.lock
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
@@ -28,7 +31,7 @@ run: $(STAMP) $(INSPECT_STAMP)
 # the reference libraries the statistics are checked against, litellm (the live extra), the browser
 # driver). `make run` installs the run lock alone.
 $(TEST_STAMP): $(STAMP) requirements-test.lock
-	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements-test.lock
+	$(BIN)/pip install --quiet --require-hashes --no-deps --no-compile -r requirements-test.lock
 	touch $(TEST_STAMP)
 
 test: $(TEST_STAMP) lint
@@ -45,7 +48,7 @@ bench: $(TEST_STAMP)
 # the main lock's versions, so this lock pins fsspec, boto3 and botocore lower; every other package it
 # shares with the main lock is held at the main lock's version.
 $(INSPECT_STAMP): $(STAMP) requirements-inspect.lock
-	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements-inspect.lock
+	$(BIN)/pip install --quiet --require-hashes --no-deps --no-compile -r requirements-inspect.lock
 	touch $(INSPECT_STAMP)
 
 inspect: $(INSPECT_STAMP)
