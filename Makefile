@@ -43,8 +43,8 @@ lint: $(TEST_STAMP)
 bench: $(TEST_STAMP)
 	$(BIN)/python -m benchmarks
 
-# The `inspect` extra: inspect_ai (adapters.inspect_log, the inspect_mockllm study) and datasets (the
-# parquet export's check), hash-locked on top of the main lock. inspect_ai caps fsspec and botocore below
+# The `inspect` extra: inspect_ai (adapters.inspect_log, the inspect_mockllm study), hash-locked on
+# top of the main lock (datasets, which checks parquet exports in the tests, is in the test lock). inspect_ai caps fsspec and botocore below
 # the main lock's versions, so this lock pins fsspec, boto3 and botocore lower; every other package it
 # shares with the main lock is held at the main lock's version.
 $(INSPECT_STAMP): $(STAMP) requirements-inspect.lock
