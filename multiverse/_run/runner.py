@@ -209,9 +209,11 @@ def run(
     Secrets (URL credentials, header values, secret-named parameters, the
     environment's keys) are masked in the cube's attrs and in ``run.json``
     (:func:`multiverse.llm.redact.redact_tree`).
-    multiverse.llm.credentials.MissingCredentials
-        If a real model lacks its provider's credentials (checked before any
-        call, unless ``offline``).
+    multiverse.llm.credentials.ModelNotCallable
+        If a real model cannot be called: litellm is not installed, the model
+        string names no provider, or (``MissingCredentials``) its provider's
+        credentials are missing (checked before any call and before litellm
+        is imported, unless ``offline``).
     """
     started = time.perf_counter()
     e = resolve_experiment(experiment)
@@ -280,13 +282,9 @@ def _run_streamed(
 
 
 def _require_credentials(experiment: Experiment) -> None:
-    from multiverse.llm.credentials import MissingCredentials, check_credentials
+    from multiverse.llm.credentials import require_callable
 
-    if all(spec.is_sim for _, spec in experiment.named_models()):
-        return
-    missing = check_credentials(spec for _, spec in experiment.named_models())
-    if missing:
-        raise MissingCredentials(missing)
+    require_callable(spec for _, spec in experiment.named_models())
 
 
 def failed_share(info: Mapping[str, Any]) -> float:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from multiverse.core.lazy import lazy_exports
 
+N_BOOT = 500
+"""Resampling draws of the overview ``multiverse report`` and ``multiverse view`` show (their default)."""
+
 _EXPORTS: dict[str, str] = {
     "agreement": "multiverse.analysis.raters",
     "agreement_ci": "multiverse.analysis.raters",
@@ -37,7 +40,7 @@ _EXPORTS: dict[str, str] = {
     "mean_rating": "multiverse.analysis.likert",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "N_BOOT"])
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

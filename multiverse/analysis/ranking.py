@@ -73,6 +73,24 @@ def tau(x: np.ndarray, y: np.ndarray) -> float:
     return float(stats.kendalltau(x[keep], y[keep]).statistic)
 
 
+def _taus_and_flips(sx: np.ndarray, sy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Kendall's tau-b and the flip share per row, from the signs of every system pair's difference.
+
+    ``sx`` and ``sy`` are (combination, pair) signs, NaN where either system's
+    rate is missing; a pair counts when both rankings have both systems, as in
+    :func:`tau` and :func:`order_flips`, which this computes for all
+    combinations at once (scipy's ``kendalltau`` one combination at a time
+    dominated the report's analyses).
+    """
+    valid = ~(np.isnan(sx) | np.isnan(sy))
+    x, y = np.where(valid, sx, 0.0), np.where(valid, sy, 0.0)
+    pairs = valid.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = (x * y).sum(axis=-1) / np.sqrt((x != 0).sum(axis=-1) * (y != 0).sum(axis=-1))
+        f = (x * y < 0).sum(axis=-1) / pairs
+    return np.where(pairs > 0, t, np.nan), np.where(pairs > 0, f, np.nan)
+
+
 # --- public functions ---------------------------------------------------------------------------------
 
 
@@ -156,14 +174,15 @@ def rank_agreement(
     taus = np.full((n, n), np.nan)
     flips = np.full((n, n), np.nan)
     counts = np.zeros((n, n), dtype=np.int64)
+    i, j = np.triu_indices(values.shape[2], k=1)
+    signs = np.sign(values[..., i] - values[..., j])  # (dim value, combo, system pair); NaN where a rate is missing
     for a in range(n):
         for b in range(n):
-            t = [tau(values[a, c], values[b, c]) for c in range(values.shape[1])]
-            f = [order_flips(values[a, c], values[b, c])[0] for c in range(values.shape[1])]
+            t, f = _taus_and_flips(signs[a], signs[b])
             usable = np.isfinite(t)
             counts[a, b] = int(usable.sum())
             if usable.any():
-                taus[a, b] = float(np.mean(np.asarray(t)[usable]))
+                taus[a, b] = float(np.mean(t[usable]))
             if np.isfinite(f).any():
                 flips[a, b] = float(np.nanmean(f))
     labels = rates[dim].values

@@ -55,6 +55,8 @@ def main(args: argparse.Namespace) -> int:
         f"estimated cost {_cost(report['cost_usd'])}"
     )
     print(CALLS_NOTE)
+    for why in report.get("model_problems", {}).values():
+        print(f"warning: {why}: a run would fail", file=sys.stderr)
     for model, names in report.get("missing_credentials", {}).items():
-        print(f"warning: {model} needs {' or '.join(names)}, not set: a run would fail", file=sys.stderr)
+        print(f"warning: {model} needs {' and '.join(names)}, not set: a run would fail", file=sys.stderr)
     return 0

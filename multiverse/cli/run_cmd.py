@@ -5,8 +5,9 @@ replacing earlier outputs in ``DIR`` atomically.  Exit 0 when the run completes
 (recorded failures included), 2 for an invalid experiment, a refused ``--out``
 (anything but a missing or empty folder or an earlier run's output, or a folder
 that is or holds the cache, the experiment, the specs or the working directory;
-checked before any call) or missing credentials of a real model (checked before
-any call), 3 when a spend cap or an offline cache miss stopped the run, or when
+checked before any call) or a real model that cannot be called: litellm not
+installed, a model string naming no provider, missing credentials (checked before
+any call and before litellm is imported), 3 when a spend cap or an offline cache miss stopped the run, or when
 more than ``--max-failed-share`` of the conversations failed (outputs written;
 rerun to resume), 130 when interrupted (rerun to resume).  Progress goes to
 stderr, one bar per layer, when it is a terminal and ``--quiet`` is not given.
@@ -54,7 +55,7 @@ def main(args: argparse.Namespace) -> int:
     from multiverse._run.runner import failed_share
     from multiverse.config.located import SpecError
     from multiverse.llm import RunStopped
-    from multiverse.llm.credentials import MissingCredentials
+    from multiverse.llm.credentials import ModelNotCallable
 
     try:
         cube = run(
@@ -69,7 +70,7 @@ def main(args: argparse.Namespace) -> int:
             max_cost_usd=args.max_cost,
             progress=progress_wanted(quiet=args.quiet),
         )
-    except MissingCredentials as exc:
+    except ModelNotCallable as exc:
         print(f"multiverse run: {exc}", file=sys.stderr)
         return 2
     except SpecError as exc:

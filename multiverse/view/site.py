@@ -22,7 +22,10 @@ Layout of ``out``::
 from __future__ import annotations
 
 import json
+import math
 import re
+import sys
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -30,8 +33,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import xarray as xr
+from tqdm import tqdm
 
 from multiverse import __version__
+from multiverse.analysis import N_BOOT
 from multiverse.core import schema as S
 from multiverse.core.transcript import TranscriptStore
 from multiverse.cube.io import open_cube, replace_dir
@@ -217,8 +222,10 @@ def write_site(
     reasons: pd.DataFrame | None = None,
     specs_dir: str | Path | None = None,
     figures: bool = True,
-    n_boot: int = 200,
+    n_boot: int = N_BOOT,
     seed: int = 0,
+    log: Callable[[str], None] | None = None,
+    progress: bool = False,
 ) -> Path:
     """Write the static viewer of a run or cube into ``out`` and return the path of its ``index.html``.
 
@@ -242,7 +249,17 @@ def write_site(
     figures
         Draw the report's figures with links (the slowest part of a large cube).
     n_boot, seed
-        Resampling draws and seed of the figures' intervals.
+        Resampling draws and seed of the figures' intervals and tests.  The
+        analyses behind the figures are those of ``multiverse report``
+        (:func:`multiverse.analysis.overview.overview`), read from beside the
+        cube file when ``cube`` is a path and they were kept there for the same
+        cube, draws and seed (:func:`multiverse.analysis.overview_cache.cached_overview`).
+    log
+        Called with one line per test of the specification curve (the lines
+        ``multiverse report`` prints) and per analysis skipped.
+    progress
+        Show progress bars on stderr (on a terminal, for steps that take more
+        than two seconds).
 
     Returns
     -------
@@ -264,13 +281,24 @@ def write_site(
     check_out_dir(out)
     store_path = Path(transcripts) if transcripts is not None else None
     source = None
+    analyses = None
     if not isinstance(cube, xr.Dataset):
         path = Path(cube)
         source = path.name
         folder = path if path.is_dir() and path.suffix != ".zarr" else path.parent
-        cube = open_cube(path, lazy=False)
+        if figures:
+            from multiverse.analysis.overview_cache import cached_overview
+
+            cube, analyses = cached_overview(path, n_boot=n_boot, seed=seed, progress=progress)
+        else:
+            cube = open_cube(path, lazy=False)
         if store_path is None and (folder / TranscriptStore.FILENAME).exists():
             store_path = folder / TranscriptStore.FILENAME
+    elif figures:
+        from multiverse.analysis.overview import overview
+
+        analyses = overview(cube, n_boot=n_boot, seed=seed, progress=progress)
+    say = log or (lambda line: None)
     table = conversation_table(cube)
     kept = ReasonIndex(reasons if reasons is not None else read_reasons(store_path))
     contracts = RoleContracts(specs_dir_of(cube, specs_dir))
@@ -280,15 +308,22 @@ def write_site(
         shown: list[str] = []
         notes: list[str] = []
         links: list[str] = []
-        if figures:
-            drawn, notes = linked_figures(cube, staging / "figures", n_boot=n_boot, seed=seed)
+        if analyses is not None:
+            from multiverse.analysis.overview import curve_tests
+
+            drawn, notes = linked_figures(cube, staging / "figures", analyses=analyses)
+            for line in curve_tests(analyses) + notes:
+                say(line)
             for figure in drawn:
                 shown.append(f'<figure id="fig-{figure.name}"><figcaption>{figure.name}</figcaption>'
                              f"{figure.inline_svg()}</figure>")
                 links += figure.links
         store = TranscriptStore(store_path) if store_path is not None and store_path.exists() else None
         try:
-            for key, block in chunks(conversation_records(cube, table, store=store, contracts=contracts, reasons=kept)):
+            records = chunks(conversation_records(cube, table, store=store, contracts=contracts, reasons=kept))
+            for key, block in tqdm(records, total=math.ceil(len(table.rows) / CHUNK_SIZE), desc="conversations",
+                                   unit="chunk", delay=2, file=sys.stderr, disable=None if progress else True,
+                                   leave=False):
                 write_data(data, key, block)
         finally:
             if store is not None:

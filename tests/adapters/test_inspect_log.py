@@ -152,7 +152,7 @@ def test_parquet_export_round_trips_and_loads_with_datasets(run, tmp_path):
     assert set(events["actor"]) == {"user", "assistant", "tool"}
     calls = events[events["actions"].map(len) > 0]
     assert calls["actions"].iloc[0][0]["name"] == "add"
-    datasets = pytest.importorskip("datasets", reason="datasets is in the inspect extra: 'make inspect'")
+    datasets = pytest.importorskip("datasets", reason="datasets is in the test extra: 'make venv'")
     for name in ("judgments", "conversations", "judges"):
         loaded = datasets.load_dataset("parquet", data_files=str(out / f"{name}.parquet"), split="train",
                                        cache_dir=str(tmp_path / "hf-cache"))
