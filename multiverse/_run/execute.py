@@ -26,6 +26,7 @@ from multiverse.core.judgment import REASON_CODES, Judge, judge_transcripts
 from multiverse.core.schema import MISSING
 from multiverse.core.transcript import Transcript
 from multiverse.judge.build import make_judges
+from multiverse.judge.canaries import canary_table
 from multiverse.plan import Plan, Unit, make_plan
 
 __all__ = ["execute_units", "judge_unit", "make_client", "run_or_replay", "run_sync", "run_unit"]
@@ -47,8 +48,14 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = False, observer: Any = None) -> Any:
-    """A :class:`~multiverse.llm.Client` with the experiment's limits and offline world (and ``observer``)."""
+def make_client(
+    experiment: Experiment, cache: str | Path, *, offline: bool = False, observer: Any = None,
+    roles: Mapping[str, Any] | None = None,
+) -> Any:
+    """A :class:`~multiverse.llm.Client` with the experiment's limits and offline world (and ``observer``).
+
+    The offline world knows the canaries of ``roles`` (its judges look them up by their text's digest).
+    """
     from multiverse.llm import Client, RateLimit
     from multiverse.sim import SimWorld
 
@@ -63,7 +70,9 @@ def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = Fa
         rate_limits=limits or None,
         max_calls=experiment.max_calls,
         max_cost_usd=experiment.max_cost_usd,
-        sim=SimWorld.from_config(dict(experiment.sim) if experiment.sim is not None else None),
+        sim=SimWorld.from_config(
+            dict(experiment.sim) if experiment.sim is not None else None, canaries=canary_table((roles or {}).values())
+        ),
         observer=observer,
         **({"timeout_s": experiment.timeout_s} if experiment.timeout_s is not None else {}),
     )
@@ -184,6 +193,7 @@ async def judge_unit(
         replicate=unit.replicate,
         planned=flags,
         known=held,
+        system=e.systems.get(unit.system),
     )
     unparseable = 0
     for label, judgments in judged.items():
@@ -294,7 +304,7 @@ def _unit_job(
     plan = make_plan(experiment)
     cache = seeded_cache(shipment)
     try:
-        with make_client(experiment, cache, offline=offline) as client:
+        with make_client(experiment, cache, offline=offline, roles={role.id: role}) as client:
             result = run_sync(run_or_replay(client, plan, unit, role, judges, replay=replay))
             summary = client.summary()
         return result, summary, unpack_returned(cache, shipment, replay_key(plan, unit, role))
@@ -347,7 +357,7 @@ def _run_shipped(
             else:
                 on_result(result)
         if local:
-            with make_client(experiment, store, offline=offline) as client:
+            with make_client(experiment, store, offline=offline, roles=roles) as client:
                 found = run_sync(_run_all(
                     client, plan, [units[i] for i in local], roles, judges, replay=replay, on_result=on_result, window=1
                 ))
@@ -412,7 +422,7 @@ def execute_units(
         from multiverse._run.progress import RunProgress
 
         with RunProgress() as bars, make_client(
-            plan.experiment, cache, offline=offline, observer=bars if progress else None
+            plan.experiment, cache, offline=offline, observer=bars if progress else None, roles=roles
         ) as client:
             found = run_sync(_run_all(client, plan, units, roles, judges, replay=replay, on_result=on_result, window=window))
             return found, [client.summary()]

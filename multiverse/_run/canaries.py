@@ -1,0 +1,59 @@
+"""A run's canary probe: its judges on the roles' canaries, before any conversation is rolled out.
+
+The experiment's ``canaries:`` block (or ``--require-judge-signal``) names the
+judges; they judge the canaries of every role of the run on one client (the
+run's cache, the offline world knowing the canaries), and each judge's
+verdicts are scored (:func:`multiverse.cube.canaries.score_canaries`).  Judging
+the canaries first lets a run that requires judge signal refuse before it pays
+for a rollout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from multiverse._run.execute import make_client, run_sync
+from multiverse.config.experiment import Experiment
+from multiverse.cube.canaries import CanaryVerdict, score_canaries
+from multiverse.judge.build import make_judge
+from multiverse.judge.canaries import judge_canaries
+
+__all__ = ["canary_judges", "run_canaries"]
+
+
+def canary_judges(experiment: Experiment) -> list[str]:
+    """The judges that judge the canaries: the block's ``judges``, else every model judge of ``dims.judge``."""
+    options = experiment.canaries
+    if options is None:
+        return []
+    if options.judges is not None:
+        return list(options.judges)
+    return [label for label, spec in experiment.judges.items() if spec.kind == "model"]
+
+
+def run_canaries(
+    experiment: Experiment, roles: Mapping[str, Any], *, cache: str | Path, offline: bool = False
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+    """Each chosen judge's canary results, and the summary of the client that judged them.
+
+    Returns ``({}, None)`` when the experiment judges no canaries.
+    """
+    chosen = canary_judges(experiment)
+    if not chosen:
+        return {}, None
+    needed = list(dict.fromkeys(m for label in chosen for m in (*experiment.judges[label].members, label)))
+    judges = {label: make_judge(experiment.judges[label], label=label, judges=experiment.judges) for label in needed}
+    ordered = [roles[role_id] for role_id in experiment.roles]
+    with make_client(experiment, cache, offline=offline, roles=roles) as client:
+        found = run_sync(judge_canaries(
+            judges, ordered, client=client, per_principle=experiment.canaries.per_principle, report=chosen,
+        ))
+        summary = client.summary()
+    options = experiment.canaries
+    results = {
+        label: score_canaries((CanaryVerdict(*v) for v in found[label]), standard=options.standard, floor=options.floor)
+        for label in chosen
+    }
+    return results, summary
