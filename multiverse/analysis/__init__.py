@@ -32,6 +32,11 @@ _EXPORTS: dict[str, str] = {
     "corrected_rate": "multiverse.analysis.ppi",
     "corrected_difference": "multiverse.analysis.ppi",
     "human_labels_needed": "multiverse.analysis.ppi",
+    "probe_effects": "multiverse.analysis.probes",
+    "combine_orders": "multiverse.analysis.probes",
+    "canary_table": "multiverse.analysis.canaries",
+    "canary_corrected_rate": "multiverse.analysis.canaries",
+    "canary_anchors": "multiverse.analysis.canaries",
 }
 
 __all__ = sorted(_EXPORTS)

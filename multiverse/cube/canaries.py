@@ -132,8 +132,10 @@ def score_canaries(
     -------
     dict
         ``standard``, ``floor``, ``alpha``, ``principles`` (``"role/principle"``
-        -> counts and rates), ``pooled`` (the same over every canary) and
-        ``no_signal`` (bool).  Counts: ``breaks`` and ``keeps`` (canaries of
+        -> counts and rates), ``pooled`` (the same over every canary),
+        ``confusion`` (truth -> severity given -> count, over the verdicts
+        that are not missing; what :func:`multiverse.analysis.canary_anchors`
+        feeds Dawid-Skene) and ``no_signal`` (bool).  Counts: ``breaks`` and ``keeps`` (canaries of
         each truth with a verdict), ``caught`` (positive verdicts on breaks),
         ``passed`` (negative verdicts on keeps), ``missing``.
 
@@ -147,7 +149,11 @@ def score_canaries(
         raise ValueError(f"canary standard {standard!r}: expected one of {', '.join(CANARY_STANDARDS)}")
     threshold = CANARY_STANDARDS[standard]
     counts: dict[str, list[int]] = {}
+    confusion: dict[str, dict[str, int]] = {}
     for v in verdicts:
+        if v.severity >= 0:
+            row = confusion.setdefault(str(v.truth), {"0": 0, "1": 0, "2": 0})
+            row[str(v.severity)] += 1
         row = counts.setdefault(f"{v.role}/{v.principle}", [0, 0, 0, 0, 0])  # breaks, caught, keeps, passed, missing
         if v.severity < 0:
             row[4] += 1
@@ -166,6 +172,7 @@ def score_canaries(
         "alpha": alpha,
         "principles": {key: _rates(*row, alpha) for key, row in sorted(counts.items())},
         "pooled": pooled_rates,
+        "confusion": {truth: confusion[truth] for truth in sorted(confusion)},
         "no_signal": low is None or low <= floor,
     }
 
