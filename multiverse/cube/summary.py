@@ -3,7 +3,9 @@
 :func:`summary` counts, per judge, the valid, missing and not-applicable
 judgments (missing ones by reason, from the cube's ``missing_count``), the
 conversations by end state, and whether the offline world's planted truth is
-present, so incomplete data are visible before any rate is read off the cube.
+present, so incomplete data are visible before any rate is read off the cube,
+and each judge's canary results with its ``no_signal`` flag, so a judge that
+has not earned trust is visible before its severities are read.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 from multiverse.core import schema as S
+from multiverse.cube.canaries import canary_results, describe_pooled
 
 __all__ = ["CubeSummary", "summary"]
 
@@ -39,6 +42,10 @@ class CubeSummary:
         Whether the cube carries the offline world's planted ``truth``.
     provenance
         The cube's ``title``, ``multiverse_version``, ``plan_digest`` and ``created`` attrs (those present).
+    canaries
+        ``{judge: canary results}`` for the judges that judged the roles'
+        canaries (:mod:`multiverse.cube.canaries`): pooled sensitivity,
+        specificity and J with intervals, and the ``no_signal`` flag.
     """
 
     sizes: Mapping[str, int]
@@ -47,6 +54,7 @@ class CubeSummary:
     missing_reasons: Mapping[str, Mapping[str, int]]
     has_truth: bool
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    canaries: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as plain JSON-ready types."""
@@ -57,6 +65,7 @@ class CubeSummary:
             "missing_reasons": {judge: dict(counts) for judge, counts in self.missing_reasons.items()},
             "has_truth": self.has_truth,
             "provenance": dict(self.provenance),
+            "canaries": {judge: dict(result) for judge, result in self.canaries.items()},
         }
 
     def __str__(self) -> str:
@@ -76,6 +85,11 @@ class CubeSummary:
                 + (f"  (missing: {why})" if why else "")
             )
         lines.append("planted truth: " + ("present (offline world)" if self.has_truth else "absent"))
+        if self.canaries:
+            lines.append("canaries (pooled; 95% intervals):")
+            for judge, result in self.canaries.items():
+                flag = "  NO SIGNAL" if result.get("no_signal") else ""
+                lines.append("  " + describe_pooled(judge, result) + flag)
         return "\n".join(lines)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
@@ -137,4 +151,5 @@ def summary(cube: xr.Dataset) -> CubeSummary:
         missing_reasons=reasons,
         has_truth="truth" in cube,
         provenance=provenance,
+        canaries=canary_results(cube),
     )

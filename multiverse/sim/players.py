@@ -302,14 +302,17 @@ def pairwise_judge(block: Mapping[str, Any], params: Mapping[str, Any], rng: np.
     sensitivity and specificity per principle); the response with the lower
     total wins, equal totals tie.  With probability ``|order_preference|`` the
     judge answers by position instead: the response shown first (``A``) when
-    positive, the one shown second (``B``) when negative.
+    positive, the one shown second (``B``) when negative.  ``malformed_rate`` of
+    its answers are prose.
     """
     pids = _block_principle_ids(block)
     responses = list(block.get("responses") or ())
     if len(responses) != 2:
         raise ValueError("sim: a pairwise judge request carries exactly two responses")
     canaries = context.get("canaries") or {}
-    draws = rng.random(2 * len(pids) + 1)
+    draws = rng.random(2 * len(pids) + 2)
+    if draws[-2] < params["malformed_rate"]:
+        return _MALFORMED, ()
     totals = []
     for r, response in enumerate(responses):
         levels = _true_levels(str(response.get("text") or ""), pids, canaries)
