@@ -42,6 +42,7 @@ STUDIES: tuple[str, ...] = (
     "real_alpaca_rankings",
     "sim_annotation",
     "sim_web_agent",
+    "sim_probes",
 )
 """Study modules, in the order they run."""
 

@@ -105,3 +105,20 @@ def test_a_flagged_judge_without_the_requirement_is_reported_and_warned_about(ti
 def test_a_run_without_canaries_records_no_judges_section(tiny_experiment, tmp_path):
     cube = multiverse.run(parse_experiment(tiny_experiment(items=1)), cache=tmp_path / "cache")
     assert "judges" not in json.loads(cube.attrs["run"]) and "canaries" not in cube.attrs
+
+
+def test_a_real_judge_whose_replies_never_parse_is_refused(tiny_experiment, write_experiment, tmp_path, capsys):
+    from multiverse.testing.loopback import LoopbackServer
+
+    with LoopbackServer() as server:
+        data = tiny_experiment()
+        data["dims"]["judge"]["strict"] = {"model": "openai/loop", "api_base": server.url, "params": {"api_key": "dummy"}}
+        data["canaries"] = {"per_principle": 1}
+        path = write_experiment(data)
+        code = cli(["run", str(path), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache"),
+                    "--require-judge-signal"])
+        asked = sum(server.requests.values())
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "judge 'strict': sensitivity n/a, specificity n/a, J n/a (95% intervals; 0 canaries judged, 8 missing" in err
+    assert asked == 8  # the canaries only: no rollout was paid for
