@@ -10,6 +10,7 @@ for a rollout.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,9 @@ from multiverse._run.execute import make_client, run_sync
 from multiverse.config.experiment import Experiment
 from multiverse.cube.canaries import CanaryVerdict, score_canaries
 from multiverse.judge.build import make_judge
-from multiverse.judge.canaries import judge_canaries
+from multiverse.judge.canaries import chosen_canaries, judge_canaries
 
-__all__ = ["canary_judges", "run_canaries"]
+__all__ = ["canary_call_estimate", "canary_judges", "canary_judging", "run_canaries"]
 
 
 def canary_judges(experiment: Experiment) -> list[str]:
@@ -33,6 +34,25 @@ def canary_judges(experiment: Experiment) -> list[str]:
     return [label for label, spec in experiment.judges.items() if spec.kind == "model"]
 
 
+def canary_judging(experiment: Experiment) -> dict[str, Any]:
+    """The judges the canaries need, label -> judge: the chosen ones and the members of chosen panels."""
+    chosen = canary_judges(experiment)
+    needed = list(dict.fromkeys(m for label in chosen for m in (*experiment.judges[label].members, label)))
+    return {label: make_judge(experiment.judges[label], label=label, judges=experiment.judges) for label in needed}
+
+
+def canary_call_estimate(experiment: Experiment, roles: Mapping[str, Any]) -> Counter[str]:
+    """Model -> the calls judging the canaries takes (one per canary and model judge it needs)."""
+    per_role = sum(len(chosen_canaries(roles[r], experiment.canaries.per_principle)) for r in experiment.roles) \
+        if experiment.canaries is not None else 0
+    calls: Counter[str] = Counter()
+    for label in canary_judging(experiment):
+        model = experiment.judges[label].model
+        if model is not None:
+            calls[model.model] += per_role
+    return calls
+
+
 def run_canaries(
     experiment: Experiment, roles: Mapping[str, Any], *, cache: str | Path, offline: bool = False
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
@@ -43,8 +63,7 @@ def run_canaries(
     chosen = canary_judges(experiment)
     if not chosen:
         return {}, None
-    needed = list(dict.fromkeys(m for label in chosen for m in (*experiment.judges[label].members, label)))
-    judges = {label: make_judge(experiment.judges[label], label=label, judges=experiment.judges) for label in needed}
+    judges = canary_judging(experiment)
     ordered = [roles[role_id] for role_id in experiment.roles]
     with make_client(experiment, cache, offline=offline, roles=roles) as client:
         found = run_sync(judge_canaries(

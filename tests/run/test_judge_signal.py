@@ -122,3 +122,16 @@ def test_a_real_judge_whose_replies_never_parse_is_refused(tiny_experiment, writ
     assert code == 2
     assert "judge 'strict': sensitivity n/a, specificity n/a, J n/a (95% intervals; 0 canaries judged, 8 missing" in err
     assert asked == 8  # the canaries only: no rollout was paid for
+
+
+def test_plan_counts_the_canary_calls_before_and_after_a_run(tiny_experiment, tmp_path):
+    from multiverse._run.plan_report import plan_report
+
+    data = tiny_experiment(items=1)
+    data["canaries"] = {"per_principle": 2}
+    experiment = parse_experiment(data)
+    before = plan_report(experiment, cache=tmp_path / "cache")["models"]["sim/judge-strict"]
+    multiverse.run(experiment, cache=tmp_path / "cache")
+    after = plan_report(experiment, cache=tmp_path / "cache")["models"]["sim/judge-strict"]
+    assert before["needed"] == 16 + 3 and before["cached"] == 0
+    assert after == {**before, "cached": 19, "to_call": 0}
