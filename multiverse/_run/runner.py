@@ -197,7 +197,10 @@ def run(
     -------
     xarray.Dataset
         The judgment cube; its ``run`` attr holds the run summary
-        (``calls``, ``cache_hits``, ``failures``, ``wall_s``, ...).
+        (``calls``, ``cache_hits``, ``failures``, ``wall_s``, ...; ``judges``
+        with each judge's canary results and ``no_signal`` flag when the
+        experiment's ``canaries:`` block had them judge the roles' canaries,
+        before any rollout), and its ``canaries`` attr the same results.
 
     Raises
     ------
