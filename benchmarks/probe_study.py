@@ -163,8 +163,8 @@ def canary_replicate(seed: int, cache: Path) -> dict[str, bool]:
     """Canary judge -> whether it is flagged ``no_signal`` in one replicate."""
     from multiverse.config.specs import load_role
     from multiverse.core.choices import ModelSpec
-    from multiverse.cube.canaries import CanaryVerdict, score_canaries
-    from multiverse.judge.canaries import judge_canaries
+    from multiverse._run.canaries import judge_canaries
+    from multiverse.cube.canaries import score_canaries
     from multiverse.judge.model import ModelJudge
     from multiverse.llm import Client
     from multiverse.sim import SimWorld
@@ -174,18 +174,43 @@ def canary_replicate(seed: int, cache: Path) -> dict[str, bool]:
     judges = {label: ModelJudge(ModelSpec(f"sim/judge-{label}")) for label in CANARY_JUDGES}
     with Client(cache=cache, sim=world) as client:
         found = asyncio.run(judge_canaries(judges, [role], client=client))
-    return {label: score_canaries(CanaryVerdict(*v) for v in verdicts)["no_signal"] for label, verdicts in found.items()}
+    return {label: score_canaries(verdicts)["no_signal"] for label, verdicts in found.items()}
 
 
-def _replicates(fn, m: int, start: int) -> list:
-    out = []
-    for r in range(m):
-        folder = Path(tempfile.mkdtemp(prefix="probe-study-"))
-        try:
-            out.append(fn(start + r, folder))
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-    return out
+def _one(fn, seed: int) -> tuple[int, object]:
+    """``fn(seed, cache)`` on a fresh cache folder, removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="probe-study-"))
+    try:
+        return seed, fn(seed, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _replicates(fn, m: int, start: int, *, jobs: int = 1, records: Path | None = None) -> list:
+    """``fn`` on seeds ``start .. start + m - 1``, ``jobs`` at a time, in seed order.
+
+    With ``records``, each replicate's result is appended to that JSON-lines
+    file as it finishes (``{"simulation", "seed", "result"}``), and seeds whose
+    result the file already holds are read back instead of run again, so an
+    interrupted study resumes where it stopped.
+    """
+    name = fn.__name__.removesuffix("_replicate")
+    done: dict[int, object] = {}
+    if records is not None and records.is_file():
+        for line in records.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row["simulation"] == name:
+                done[row["seed"]] = row["result"]
+    todo = [seed for seed in range(start, start + m) if seed not in done]
+    if todo:
+        from joblib import Parallel, delayed
+
+        for seed, result in Parallel(n_jobs=jobs, return_as="generator_unordered")(delayed(_one)(fn, s) for s in todo):
+            done[seed] = json.loads(json.dumps(result))
+            if records is not None:
+                with records.open("a", encoding="utf-8") as out:
+                    out.write(json.dumps({"simulation": name, "seed": seed, "result": done[seed]}, sort_keys=True) + "\n")
+    return [done[seed] for seed in range(start, start + m)]
 
 
 def summarise_effects(found: list[dict[str, tuple[float, float, float]]]) -> dict[str, dict[str, float]]:
@@ -215,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="first sim seed")
     parser.add_argument("--only", choices=("severity", "order", "canaries"), help="run one simulation")
     parser.add_argument("--json", metavar="FILE", help="write every figure as JSON")
+    parser.add_argument("--jobs", type=int, default=1, help="replicates run at once, each in its own process (default 1)")
+    parser.add_argument("--records", metavar="FILE", type=Path,
+                        help="append each replicate's result to this JSON-lines file; seeds it holds are not run again")
     args = parser.parse_args(argv)
     m = 40 if args.quick else args.cubes
     results: dict[str, object] = {"m": m, "parameters": {"breach": BREACH, "accuracy": ACCURACY, "leniency": LENIENCY,
@@ -223,9 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     effects: dict[str, dict[str, float]] = {}
     if args.only in (None, "severity"):
-        effects.update(summarise_effects(_replicates(severity_replicate, m, args.seed)))
+        effects.update(summarise_effects(_replicates(severity_replicate, m, args.seed, jobs=args.jobs, records=args.records)))
     if args.only in (None, "order"):
-        effects.update(summarise_effects(_replicates(order_replicate, m, args.seed)))
+        effects.update(summarise_effects(_replicates(order_replicate, m, args.seed, jobs=args.jobs, records=args.records)))
     results["effects"] = effects
     for label, e in effects.items():
         kind = "effect" if e["planted"] != 0 else "null"
@@ -233,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
               f"distance={e['distance_mc_se']:.2f} coverage={e['coverage']:.3f} (min {0.95 - 3 * e['coverage_mc_se']:.3f}) "
               f"rejections={e['rejection_rate']:.3f} (fpr max {0.05 + 3 * e['rejection_mc_se']:.3f}) m={e['m']}", flush=True)
     if args.only in (None, "canaries"):
-        flags = _replicates(canary_replicate, m, args.seed)
+        flags = _replicates(canary_replicate, m, args.seed, jobs=args.jobs, records=args.records)
         shares = {label: float(np.mean([f[label] for f in flags])) for label in CANARY_JUDGES}
         results["flagged"] = shares
         for label, share in shares.items():

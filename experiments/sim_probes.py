@@ -107,7 +107,7 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, items: int | None
             numbers[f"{key}.{name}_ci"] = [finite_or_none(row[f"{name}_lower"]), finite_or_none(row[f"{name}_upper"])]
         numbers[f"{key}.no_signal"] = bool(row["no_signal"])
     numbers["canaries.flagged"] = sorted(table.loc[(table["scope"] == "pooled") & table["no_signal"].astype(bool), "judge"])
-    save_figure(plots.plot_canaries(table), "fig12_canaries", figures_dir)
+    save_figure(plots.plot_canaries(table), "fig13_canaries", figures_dir)
 
     # Probe effects on severity, against the planted ones.
     effects = analysis.probe_effects(cube)
@@ -123,7 +123,7 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, items: int | None
     numbers["probe.n_covered"], numbers["probe.n_probed"] = int(sum(covered)), len(covered)
     numbers["probe.n_null"], numbers["probe.n_null_rejected"] = len(null_rejected), int(sum(null_rejected))
     save_figure(plots.plot_probe_effects(effects.sel(probed=[p for p in effects["probed"].values if not p.startswith("blind")])),
-                "fig11_probe_effects", figures_dir)
+                "fig12_probe_effects", figures_dir)
 
     # Order: both orders of every pair, then the combined verdict.
     pairs = _pairwise(out_dir, cube, cache_dir, sim)

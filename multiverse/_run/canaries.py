@@ -11,17 +11,20 @@ for a rollout.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from multiverse._run.execute import make_client, run_sync
+from multiverse._run.execute import judge_records, make_client, run_sync
+from multiverse._run.records import ConversationRecord
 from multiverse.config.experiment import Experiment
+from multiverse.core.judgment import Judge
+from multiverse.core.schema import MISSING, NOT_APPLICABLE
 from multiverse.cube.canaries import CanaryVerdict, score_canaries
 from multiverse.judge.build import make_judge
-from multiverse.judge.canaries import chosen_canaries, judge_canaries
+from multiverse.judge.canaries import canary_transcript, chosen_canaries
 
-__all__ = ["canary_call_estimate", "canary_judges", "canary_judging", "run_canaries"]
+__all__ = ["canary_call_estimate", "canary_judges", "canary_judging", "judge_canaries", "run_canaries"]
 
 
 def canary_judges(experiment: Experiment) -> list[str]:
@@ -53,6 +56,64 @@ def canary_call_estimate(experiment: Experiment, roles: Mapping[str, Any]) -> Co
     return calls
 
 
+async def judge_canaries(
+    judges: Mapping[str, Judge],
+    roles: Sequence[Any],
+    *,
+    client: Any,
+    per_principle: int | None = None,
+    report: Sequence[str] | None = None,
+) -> dict[str, list[CanaryVerdict]]:
+    """Every judge's verdict on every chosen canary of ``roles``, judged where a run judges any conversation.
+
+    Each role's canaries are one-turn conversation records judged by
+    :func:`multiverse._run.execute.judge_records` (the same prompt, template,
+    client and cache as a unit's conversations); only the verdict on each
+    canary's principle is kept.
+
+    Parameters
+    ----------
+    judges
+        Label -> judge; panels among them combine their members, which must be
+        among them too.
+    roles
+        The roles whose canaries are judged.
+    client
+        The model client (cached like every judgment).
+    per_principle
+        Judge only the first that many canaries of each truth per principle.
+    report
+        The labels whose verdicts are returned (default: every judge).
+
+    Returns
+    -------
+    dict
+        Label -> its verdicts; severity -1 where the verdict is missing, never
+        read as adherence; a canary on whose principle the judge does not
+        rule (-2) is left out.
+    """
+    wanted = list(judges) if report is None else list(report)
+    out: dict[str, list[CanaryVerdict]] = {label: [] for label in wanted}
+    for role in roles:
+        canaries = chosen_canaries(role, per_principle)
+        if not canaries:
+            continue
+        records = [
+            ConversationRecord(unit=("canaries", role.id, "", "", 0), item=i,
+                               transcript=canary_transcript(role, c).to_dict(), tags=[], truth=None)
+            for i, c in enumerate(canaries)
+        ]
+        await judge_records(client, records, role, judges, horizon=1)
+        principles = tuple(role.principle_ids)
+        for label in wanted:
+            for canary, record in zip(canaries, records):
+                judged = record.judged.get(label)
+                severity = MISSING if judged is None else int(judged[0][0, principles.index(canary.principle)])
+                if severity != NOT_APPLICABLE:  # a judge that does not rule on the principle gave no verdict to score
+                    out[label].append(CanaryVerdict(role.id, canary.principle, canary.truth, severity))
+    return out
+
+
 def run_canaries(
     experiment: Experiment, roles: Mapping[str, Any], *, cache: str | Path, offline: bool = False
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
@@ -72,7 +133,7 @@ def run_canaries(
         summary = client.summary()
     options = experiment.canaries
     results = {
-        label: score_canaries((CanaryVerdict(*v) for v in found[label]), standard=options.standard, floor=options.floor)
+        label: score_canaries(found[label], standard=options.standard, floor=options.floor)
         for label in chosen
     }
     return results, summary

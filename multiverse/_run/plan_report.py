@@ -80,10 +80,9 @@ def count_calls(plan: Plan, roles: Mapping[str, Any], *, cache: str | Path) -> t
     experiment's ``canaries:``) count the same way: exactly when cached, else
     one call per canary and model judge.
     """
-    from multiverse._run.canaries import canary_call_estimate, canary_judging
+    from multiverse._run.canaries import canary_call_estimate, canary_judging, judge_canaries
     from multiverse._run.execute import judge_unit, make_client, run_sync, run_unit
     from multiverse.judge.build import make_judges
-    from multiverse.judge.canaries import judge_canaries
 
     judges = make_judges(plan.experiment.judges)
 

@@ -17,4 +17,4 @@ def test_the_study_runs_end_to_end_at_small_size(tmp_path):
     assert numbers["order.n_pairs"] == 12
     low, high = numbers["corrected.ci"]
     assert low <= numbers["corrected.estimate"] <= high
-    assert (tmp_path / "figures" / "fig11_probe_effects.png").exists() and (tmp_path / "figures" / "fig12_canaries.png").exists()
+    assert (tmp_path / "figures" / "fig12_probe_effects.png").exists() and (tmp_path / "figures" / "fig13_canaries.png").exists()

@@ -106,10 +106,14 @@ def test_every_mistake_of_a_role_file_is_reported(tmp_path):
         tmp_path,
         ('version: "1"', "version: 1"),
         ("- truth: 0", '- truth: "0"'),
+        ("- truth: 2", "- truth: 1"),
         ("reply: It is midnight, trust me.", "reply: [It is midnight]"),
     )
-    assert [p.field for p in problems] == ["version", "canaries.honesty.0.truth", "canaries.honesty.1.reply"]
-    assert all(p.line is not None and str(p).startswith(f"{tmp_path / 'demo.yaml'}:{p.line}: {p.field}: expected ") for p in problems)
+    assert [p.field for p in problems] == ["version", "canaries.honesty.0.truth", "canaries.honesty.1.truth",
+                                           "canaries.honesty.1.reply"]
+    assert all(p.line is not None and str(p).startswith(f"{tmp_path / 'demo.yaml'}:{p.line}: {p.field}: expected ")
+               and ", got " in str(p) for p in problems)
+    assert str(problems[2]).endswith("expected 0 (clearly keeps the principle) or 2 (clearly breaks it), got 1")
 
 
 def test_every_mistake_of_a_rollouts_line_is_reported(tmp_path):

@@ -72,8 +72,8 @@ def test_summary_report_and_view_show_the_canaries_and_probe_effects(probed_run,
 def test_a_rerun_answers_the_canaries_from_the_cache(probed_run, tmp_path):
     folder, _ = probed_run
     again = multiverse.run(folder / "experiment.yaml", cache=folder / "cache")
-    info = json.loads(again.attrs["run"])
-    assert info["calls"] == 0 and info["judges"]["strict"]["canaries"] == json.loads(again.attrs["canaries"])["strict"]
+    info = again.attrs["run"]
+    assert info["calls"] == 0 and info["judges"]["strict"]["canaries"] == again.attrs["canaries"]["strict"]
 
 
 def test_require_judge_signal_refuses_a_judge_without_signal_before_any_rollout(tiny_experiment, write_experiment, tmp_path, capsys):
@@ -104,7 +104,7 @@ def test_a_flagged_judge_without_the_requirement_is_reported_and_warned_about(ti
 
 def test_a_run_without_canaries_records_no_judges_section(tiny_experiment, tmp_path):
     cube = multiverse.run(parse_experiment(tiny_experiment(items=1)), cache=tmp_path / "cache")
-    assert "judges" not in json.loads(cube.attrs["run"]) and "canaries" not in cube.attrs
+    assert "judges" not in cube.attrs["run"] and "canaries" not in cube.attrs
 
 
 def test_a_real_judge_whose_replies_never_parse_is_refused(tiny_experiment, write_experiment, tmp_path, capsys):
