@@ -55,6 +55,7 @@ STUDIES: tuple[str, ...] = (
     "sim_annotation",
     "sim_web_agent",
     "inspect_mockllm",
+    "sim_probes",
 )
 """Study modules, in the order they run."""
 

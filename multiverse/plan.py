@@ -32,7 +32,7 @@ from multiverse.core.canonical import plain
 from multiverse.core.choices import SIM_PREFIX, ModelSpec, sim_entry
 from multiverse.core.schema import CONVERSATION_DIMS
 
-__all__ = ["Plan", "Unit", "make_plan", "estimate_calls", "estimate_unit_calls", "model_judge_specs"]
+__all__ = ["Plan", "Unit", "base_judge", "make_plan", "estimate_calls", "estimate_unit_calls", "model_judge_specs"]
 
 UNIT_DIMS: tuple[str, ...] = CONVERSATION_DIMS[:-1]
 """Dims of one rollout (seed battery or campaign): every conversation dim but ``item``."""
@@ -89,11 +89,20 @@ def _judge(experiment: Experiment, label: str) -> dict[str, Any]:
     """What a judge's verdicts depend on: its kind, its model's identity or its value, its members'."""
     spec = experiment.judges[label]
     if spec.model is not None:
-        return {"kind": spec.kind, **_identity(experiment, spec.model)}
+        out = {"kind": spec.kind, **_identity(experiment, spec.model)}
+        if spec.kind != "model":  # a probed judge: the same model reading something else
+            out["value"] = spec.value
+        return out
     out: dict[str, Any] = {"kind": spec.kind, "value": spec.value}
     if spec.members:
         out["members"] = [_judge(experiment, m) for m in spec.members]
     return out
+
+
+def base_judge(experiment: Experiment, label: str) -> str:
+    """The judge of ``dims.judge`` a judge label stands for: itself, or the judge a probed judge probes."""
+    spec = experiment.judges[label]
+    return getattr(spec.spec, "base", label) if spec.kind == "probe" else label
 
 
 def model_judge_specs(experiment: Experiment) -> dict[str, ModelSpec]:
@@ -185,6 +194,7 @@ def make_plan(experiment: Experiment) -> Plan:
         "seed": e.seed,
     }
     judge_parts = {label: _judge(e, label) for label in judges}
+    base_judges = {label: base_judge(e, label) for label in judges}
     systems = {label: _identity(e, spec) for label, spec in e.systems.items()}
     user_sims = {label: _identity(e, spec) for label, spec in e.user_sims.items()}
     shape = tuple(len(coords[d]) for d in CONVERSATION_DIMS)
@@ -207,7 +217,7 @@ def make_plan(experiment: Experiment) -> Plan:
         )
         rollout[index] = cell
         for j, label in enumerate(judges):
-            if not _excluded(e, {**labels, "judge": label}, with_judge=True):
+            if not _excluded(e, {**labels, "judge": base_judges[label]}, with_judge=True):
                 judged[index + (j,)] = _digest([cell, judge_parts[label]])
     rollout_da = xr.DataArray(rollout, dims=CONVERSATION_DIMS, coords=coords, name="rollout")
     judge_da = xr.DataArray(
@@ -244,7 +254,7 @@ def estimate_unit_calls(plan: Plan, unit: Unit) -> dict[str, dict[str, int]]:
         rollout[e.campaign.planner.model] += n
     judge_cells = plan.unit_judge(unit)
     for label, spec in model_judges.items():
-        if spec != online:
+        if spec != online or e.judges[label].kind == "probe":
             judging[spec.model] += int((judge_cells.sel(judge=label) != "").sum()) * condition.horizon
     return {"rollout": dict(rollout), "judge": dict(judging)}
 

@@ -17,13 +17,17 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from multiverse.analysis.canaries import canary_table
 from multiverse.analysis.overview import AGREEMENTS, N_BOOT, SUMMARY_KEYS, Overview, curve_tests, overview, summary_table
+from multiverse.analysis.probes import probe_effects
+from multiverse.cube.canaries import canary_results, describe_pooled
 from multiverse.cube.io import replace_dir
 from multiverse.plots._style import style
 from multiverse.plots.agreement import plot_agreement
 from multiverse.plots.curve import plot_spec_curve
 from multiverse.plots.heatmap import plot_cell_heatmap
 from multiverse.plots.noise import plot_noise_floor
+from multiverse.plots.probes import plot_canaries, plot_probe_effects
 from multiverse.plots.ranking import plot_rank_flips, plot_rankings
 from multiverse.plots.variance import plot_decision_study, plot_variance
 
@@ -195,12 +199,47 @@ def _write_into(
             figure(f"heatmap_{system}", lambda s=system: plot_cell_heatmap(cells, system=s), cells,
                    system=system)
 
+    def skip(what: str, why: str) -> None:
+        report.notes.append(f"skipped {what}: {why}")
+
+    # judges that must earn trust: canary results and probe effects
+    _judge_trust(cube, out, report, figure, skip, say)
+
     for note in report.notes:
         say(note)
     index = ["# Report", "", f"Cube dims: {dict(cube.sizes)}", "", "## Tables", ""]
     index += [f"- [{p.name}]({p.name})" for p in report.tables]
     index += ["", "## Figures", ""] + [f"- [{p.name}]({p.name})" for p in report.figures if p.suffix == ".png"]
+    flagged = [j for j, r in canary_results(cube).items() if r.get("no_signal")]
+    if flagged:
+        index += ["", "## Judges without signal", ""]
+        index += [f"- {describe_pooled(j, canary_results(cube)[j])}" for j in flagged]
     if report.notes:
         index += ["", "## Skipped", ""] + [f"- {n}" for n in report.notes]
     (out / "README.md").write_text("\n".join(index) + "\n")
     return report
+
+
+def _judge_trust(cube: xr.Dataset, out: Path, report: Report, figure: Callable[..., None],
+                 skip: Callable[[str, str], None], say: Callable[[str], None]) -> None:
+    """The canaries' table and figure, and the probe effects' table and figure, where the cube has them."""
+    table = canary_table(cube)
+    if table.empty:
+        skip("canaries", "no judge judged the roles' canaries (canaries: in the experiment)")
+    else:
+        for path, text in ((out / "canaries.csv", table.to_csv(index=False)), (out / "canaries.md", markdown_table(table))):
+            path.write_text(text)
+            report.tables.append(path)
+            say(f"table  {path.name}")
+        figure("canaries", lambda: plot_canaries(table), table)
+    if "judge_probe" not in cube.coords:
+        skip("probe effects", "no probed judges (dims.judge_probe in the experiment)")
+        return
+    effects = probe_effects(cube)
+    frame = effects.drop_vars(["ci", "ci_bound"]).to_dataframe().reset_index()
+    frame["lower"], frame["upper"] = effects["ci"].sel(ci_bound="lower").values, effects["ci"].sel(ci_bound="upper").values
+    for path, text in ((out / "probe_effects.csv", frame.to_csv(index=False)), (out / "probe_effects.md", markdown_table(frame))):
+        path.write_text(text)
+        report.tables.append(path)
+        say(f"table  {path.name}")
+    figure("probe_effects", lambda: plot_probe_effects(effects), effects)

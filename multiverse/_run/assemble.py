@@ -21,7 +21,8 @@ from multiverse.core.judgment import NO_REASON, REASON_CODES
 from multiverse.core.schema import CONVERSATION_DIMS, MISSING, MISSING_REASONS, NOT_APPLICABLE
 from multiverse.core.transcript import Transcript
 from multiverse.cube.build import new_cube
-from multiverse.plan import Plan
+from multiverse.core.probes import NO_PROBE
+from multiverse.plan import Plan, base_judge
 
 __all__ = ["assemble_cube", "provenance"]
 
@@ -54,6 +55,15 @@ def provenance(plan: Plan, roles: Mapping[str, Any]) -> dict[str, Any]:
         "experiment": e.to_dict(),
         "campaign_judge": e.campaign.judge,
     }
+
+
+def _probe_coords(e: Any) -> dict[str, Any]:
+    """``judge_base`` and ``judge_probe`` along ``judge`` when the experiment probes its judges (else none)."""
+    if not e.judge_probes:
+        return {}
+    base = [base_judge(e, label) for label in e.judges]
+    probe = [getattr(spec.spec, "label", NO_PROBE) if spec.kind == "probe" else NO_PROBE for spec in e.judges.values()]
+    return {"judge_base": ("judge", base), "judge_probe": ("judge", probe)}
 
 
 def assemble_cube(
@@ -114,6 +124,7 @@ def assemble_cube(
             "user_sim_model": ("user_sim", [s.model for s in user_sims]),
             "judge_model": ("judge", [spec.describe() for spec in e.judges.values()]),
             "judge_kind": ("judge", [spec.kind for spec in e.judges.values()]),
+            **_probe_coords(e),
             "horizon": ("condition", [c.horizon for c in conditions]),
             "search": ("condition", [c.search for c in conditions]),
             "pressure": ("condition", [c.pressure for c in conditions]),

@@ -2,8 +2,9 @@
 
 One *unit* (a seed battery or a campaign of one system, role, user simulator,
 condition and replicate) runs as one coroutine on a :class:`~multiverse.llm.Client`:
-the rollout (:func:`run_unit`), then every judge of the experiment, in one place
-(:func:`judge_unit`).  The result is plain data (:class:`ConversationRecord`),
+the rollout (:func:`run_unit`), then every judge of the experiment
+(:func:`judge_unit`) in the one place a run judges (:func:`judge_records`, where
+the roles' canaries are judged too).  The result is plain data (:class:`ConversationRecord`),
 so units can run in one event loop, in threads, in processes or on a dask/ray
 cluster through joblib and be assembled the same way.
 """
@@ -26,9 +27,10 @@ from multiverse.core.judgment import REASON_CODES, Judge, judge_transcripts
 from multiverse.core.schema import MISSING
 from multiverse.core.transcript import Transcript
 from multiverse.judge.build import make_judges
+from multiverse.judge.canaries import canary_table
 from multiverse.plan import Plan, Unit, make_plan
 
-__all__ = ["execute_units", "judge_unit", "make_client", "run_or_replay", "run_sync", "run_unit"]
+__all__ = ["execute_units", "judge_records", "judge_unit", "make_client", "run_or_replay", "run_sync", "run_unit"]
 
 T = TypeVar("T")
 
@@ -47,8 +49,14 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = False, observer: Any = None) -> Any:
-    """A :class:`~multiverse.llm.Client` with the experiment's limits and offline world (and ``observer``)."""
+def make_client(
+    experiment: Experiment, cache: str | Path, *, offline: bool = False, observer: Any = None,
+    roles: Mapping[str, Any] | None = None,
+) -> Any:
+    """A :class:`~multiverse.llm.Client` with the experiment's limits and offline world (and ``observer``).
+
+    The offline world knows the canaries of ``roles`` (its judges look them up by their text's digest).
+    """
     from multiverse.llm import Client, RateLimit
     from multiverse.sim import SimWorld
 
@@ -63,7 +71,9 @@ def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = Fa
         rate_limits=limits or None,
         max_calls=experiment.max_calls,
         max_cost_usd=experiment.max_cost_usd,
-        sim=SimWorld.from_config(dict(experiment.sim) if experiment.sim is not None else None),
+        sim=SimWorld.from_config(
+            dict(experiment.sim) if experiment.sim is not None else None, canaries=canary_table((roles or {}).values())
+        ),
         observer=observer,
         **({"timeout_s": experiment.timeout_s} if experiment.timeout_s is not None else {}),
     )
@@ -148,13 +158,11 @@ async def judge_unit(
     *,
     known: Sequence[str] = (),
 ) -> UnitResult:
-    """Every judge of the experiment on a unit's conversations: the one place a run judges.
+    """Every judge of the experiment on a unit's conversations, each only on those the plan has for it.
 
-    Model judges, deterministic judges, judges of kinds users registered and
-    panels all go through one :func:`~multiverse.core.judgment.judge_transcripts`
-    call (panels after their members), each only on the conversations the plan
-    has for it.  The judgments are written into the records, which cube
-    assembly reads as they are.
+    The unit's horizon, replicate, system and plan go to :func:`judge_records`,
+    the one place a run judges; the judgments are written into the records,
+    which cube assembly reads as they are.
 
     Parameters
     ----------
@@ -167,12 +175,58 @@ async def judge_unit(
         judges): they are not judged again, and panels read them.
     """
     e = plan.experiment
-    horizon = e.conditions[unit.condition].horizon
-    principle_ids = tuple(role.principle_ids)
     planned = plan.unit_judge(unit).values != ""
     column = {label: j for j, label in enumerate(e.judges)}
-    records = result.records
-    flags = {label: [bool(planned[r.item, column[label]]) for r in records] for label in judges}
+    flags = {label: [bool(planned[r.item, column[label]]) for r in result.records] for label in judges}
+    unparseable = await judge_records(
+        client, result.records, role, judges, horizon=e.conditions[unit.condition].horizon,
+        replicate=unit.replicate, planned=flags, known=known, system=e.systems.get(unit.system),
+    )
+    return UnitResult(result.unit, result.records, result.coverage, unparseable)
+
+
+async def judge_records(
+    client: Any,
+    records: Sequence[ConversationRecord],
+    role: Any,
+    judges: Mapping[str, Judge],
+    *,
+    horizon: int,
+    replicate: int = 0,
+    planned: Mapping[str, Sequence[bool]] | None = None,
+    known: Sequence[str] = (),
+    system: ModelSpec | None = None,
+) -> int:
+    """Judges on conversation records of one role, their judgments stored into the records: the one place a run judges.
+
+    Model judges, deterministic judges, judges of kinds users registered,
+    probed judges and panels all go through one
+    :func:`~multiverse.core.judgment.judge_transcripts` call (panels after their
+    members).  A plan's units are judged here (:func:`judge_unit`), and so are
+    the roles' canaries (:mod:`multiverse._run.canaries`): a judge reads a
+    canary exactly as it reads any conversation.
+
+    Parameters
+    ----------
+    records
+        The conversations; each judge's judgment is stored into its record.
+    horizon
+        Assistant turns judged.
+    replicate
+        Replicate index of the judge requests.
+    planned
+        Label -> one flag per record (default: every record for every judge).
+    known
+        Labels whose judgments the records already hold: not judged again; panels read them.
+    system
+        The model that wrote the judged replies, when one did.
+
+    Returns
+    -------
+    int
+        Judgments with a reply that did not parse (the records' unusable outputs).
+    """
+    principle_ids = tuple(role.principle_ids)
     held = {label: [record_judgment(r, label, horizon, len(principle_ids)) for r in records] for label in known}
     judged = await judge_transcripts(
         {label: judge for label, judge in judges.items() if label not in held},
@@ -181,9 +235,10 @@ async def judge_unit(
         principle_ids=principle_ids,
         horizon=horizon,
         client=client,
-        replicate=unit.replicate,
-        planned=flags,
+        replicate=replicate,
+        planned=planned,
         known=held,
+        system=system,
     )
     unparseable = 0
     for label, judgments in judged.items():
@@ -193,7 +248,7 @@ async def judge_unit(
                 unparseable += int((judgment.missing == REASON_CODES["unparseable"]).any(axis=1).sum())
     for label in held:
         unparseable += sum(len(r.unparsed.get(label, {})) for r in records)
-    return UnitResult(result.unit, records, result.coverage, unparseable)
+    return unparseable
 
 
 async def run_or_replay(client: Any, plan: Plan, unit: Unit, role: Any, judges: Mapping[str, Judge], *, replay: bool = True) -> UnitResult:
@@ -294,7 +349,7 @@ def _unit_job(
     plan = make_plan(experiment)
     cache = seeded_cache(shipment)
     try:
-        with make_client(experiment, cache, offline=offline) as client:
+        with make_client(experiment, cache, offline=offline, roles={role.id: role}) as client:
             result = run_sync(run_or_replay(client, plan, unit, role, judges, replay=replay))
             summary = client.summary()
         return result, summary, unpack_returned(cache, shipment, replay_key(plan, unit, role))
@@ -347,7 +402,7 @@ def _run_shipped(
             else:
                 on_result(result)
         if local:
-            with make_client(experiment, store, offline=offline) as client:
+            with make_client(experiment, store, offline=offline, roles=roles) as client:
                 found = run_sync(_run_all(
                     client, plan, [units[i] for i in local], roles, judges, replay=replay, on_result=on_result, window=1
                 ))
@@ -412,7 +467,7 @@ def execute_units(
         from multiverse._run.progress import RunProgress
 
         with RunProgress() as bars, make_client(
-            plan.experiment, cache, offline=offline, observer=bars if progress else None
+            plan.experiment, cache, offline=offline, observer=bars if progress else None, roles=roles
         ) as client:
             found = run_sync(_run_all(client, plan, units, roles, judges, replay=replay, on_result=on_result, window=window))
             return found, [client.summary()]

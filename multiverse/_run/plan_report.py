@@ -72,8 +72,11 @@ def count_calls(plan: Plan, roles: Mapping[str, Any], *, cache: str | Path) -> t
 
     A rollout unit the cache answers completely contributes its exact counts;
     any other unit contributes the estimate of :func:`multiverse.plan.estimate_unit_calls`
-    (or what the cache served, when that is more).
+    (or what the cache served, when that is more).  The canaries (the
+    experiment's ``canaries:``) count the same way: exactly when cached, else
+    one call per canary and model judge.
     """
+    from multiverse._run.canaries import canary_call_estimate, canary_judging, judge_canaries
     from multiverse._run.execute import judge_unit, make_client, run_sync, run_unit
     from multiverse.judge.build import make_judges
 
@@ -100,10 +103,23 @@ def count_calls(plan: Plan, roles: Mapping[str, Any], *, cache: str | Path) -> t
             estimate.update(layer)
         needed.update(estimate | replay.hits)
 
-    async def replay_all(client: Any) -> None:
-        await asyncio.gather(*(one(client, unit) for unit in plan.units()))
+    async def canaries(client: Any) -> None:
+        if plan.experiment.canaries is None:
+            return
+        replay = _CacheOnly(client, seen)
+        try:
+            await judge_canaries(canary_judging(plan.experiment), [roles[r] for r in plan.experiment.roles], client=replay,
+                                 per_principle=plan.experiment.canaries.per_principle)
+            complete = True
+        except _Uncached:
+            complete = False
+        cached.update(replay.hits)
+        needed.update(replay.hits if complete else canary_call_estimate(plan.experiment, roles) | replay.hits)
 
-    with make_client(plan.experiment, cache, offline=True) as client:
+    async def replay_all(client: Any) -> None:
+        await asyncio.gather(canaries(client), *(one(client, unit) for unit in plan.units()))
+
+    with make_client(plan.experiment, cache, offline=True, roles=roles) as client:
         run_sync(replay_all(client))
     return needed, cached
 

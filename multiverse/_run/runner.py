@@ -14,11 +14,14 @@ from typing import Any
 import xarray as xr
 
 from multiverse._run.assemble import assemble_cube, provenance
+from multiverse._run.canaries import run_canaries
 from multiverse._run.execute import execute_units
 from multiverse._run.records import UnitResult
 from multiverse._run.stream import STREAM_CONVERSATIONS, CubeStore, RunTally, unparsed_lines, write_netcdf
 from multiverse.config.experiment import Experiment, load_experiment
+from multiverse.config.experiment_fields import CanaryOptions
 from multiverse.core.schema import ENDED_STATES, FAILURE_REASONS
+from multiverse.cube.canaries import NoJudgeSignal
 from multiverse.llm.redact import redact_tree
 from multiverse.plan import Plan, make_plan
 
@@ -87,7 +90,9 @@ USER_REPLY_COUNTS = ("replies", "cut", "out_of_character", "stage_direction", "n
 """``run.json``'s ``user_replies``: a real user model's replies, those cut at the length limit, and what was stripped."""
 
 
-def _run_summary(plan: Plan, tally: RunTally, summary: Mapping[str, Any], wall_s: float) -> dict[str, Any]:
+def _run_summary(
+    plan: Plan, tally: RunTally, summary: Mapping[str, Any], wall_s: float, canaries: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     failures: Counter[str] = Counter(summary["failures"])
     failures["unparseable"] += tally.unparseable
     failures["monitor_ended"] += tally.ended["monitor_ended"]
@@ -117,6 +122,8 @@ def _run_summary(plan: Plan, tally: RunTally, summary: Mapping[str, Any], wall_s
         info["response_format_fallbacks"] = summary["response_format_fallbacks"]
     if tally.user_replies:
         info["user_replies"] = {kind: tally.user_replies[kind] for kind in USER_REPLY_COUNTS}
+    if canaries:
+        info["judges"] = {label: {"canaries": result, "no_signal": result["no_signal"]} for label, result in canaries.items()}
     return info
 
 
@@ -133,6 +140,7 @@ def run(
     max_cost_usd: float | None = None,
     progress: bool = False,
     in_flight: int = STREAM_CONVERSATIONS,
+    require_judge_signal: bool = False,
 ) -> xr.Dataset:
     """Run an experiment: rollouts, then every judge on every transcript, into one cube.
 
@@ -187,12 +195,22 @@ def run(
     in_flight
         With ``out`` and no ``backend``: how many conversations run at once
         (whole rollout units, at least one), which bounds the run's memory.
+    require_judge_signal
+        Refuse to report from a judge without signal on its canaries: the
+        canaries are judged first (every model judge's, when the experiment's
+        ``canaries:`` block does not name judges), and a judge flagged
+        ``no_signal`` stops the run before any rollout, with
+        :class:`~multiverse.cube.canaries.NoJudgeSignal` (``multiverse run``
+        exits 2 naming each judge and its pooled figures).
 
     Returns
     -------
     xarray.Dataset
         The judgment cube; its ``run`` attr holds the run summary
-        (``calls``, ``cache_hits``, ``failures``, ``wall_s``, ...).
+        (``calls``, ``cache_hits``, ``failures``, ``wall_s``, ...; ``judges``
+        with each judge's canary results and ``no_signal`` flag when the
+        experiment's ``canaries:`` block had them judge the roles' canaries,
+        before any rollout), and its ``canaries`` attr the same results.
 
     Raises
     ------
@@ -203,6 +221,8 @@ def run(
         finished is cached, and a rerun resumes.
     multiverse.cube.io.OutputDirError
         If ``out`` must not be replaced or cannot be written (before any call).
+    multiverse.cube.canaries.NoJudgeSignal
+        With ``require_judge_signal``, if a judge has no signal on its canaries.
 
     Notes
     -----
@@ -223,6 +243,8 @@ def run(
             max_calls=e.max_calls if max_calls is None else max_calls,
             max_cost_usd=e.max_cost_usd if max_cost_usd is None else max_cost_usd,
         )
+    if require_judge_signal and e.canaries is None:
+        e = replace(e, canaries=CanaryOptions())
     if not offline:
         _require_credentials(e)
     plan = make_plan(e)
@@ -233,24 +255,30 @@ def run(
 
         protected = {"the cache": cache_dir, "the experiment file": e.source or None, "the specs": e.specs_dir()}
         check_output_dir(out, kind="run", protected=protected)
-    attrs = redact_tree(provenance(plan, roles))
+    canaries, canary_calls = run_canaries(e, roles, cache=cache_dir, offline=offline)
+    flagged = {label: result for label, result in canaries.items() if result["no_signal"]}
+    if require_judge_signal and flagged:
+        raise NoJudgeSignal(flagged)
+    attrs = redact_tree({**provenance(plan, roles), **({"canaries": canaries} if canaries else {})})
+    judged = [canary_calls] if canary_calls is not None else []
     options = dict(cache=cache_dir, backend=backend, n_jobs=n_jobs, offline=offline, replay=replay, progress=progress)
     if out is not None:
-        return _run_streamed(plan, roles, Path(out), attrs=attrs, started=started, options=options, window=in_flight)
+        return _run_streamed(plan, roles, Path(out), attrs=attrs, started=started, options=options, window=in_flight,
+                             canaries=canaries, judged=judged)
     results, summaries = execute_units(plan, roles, **options)
     tally = RunTally()
     for result in results:
         tally.add(result)
     records = [record for result in results for record in result.records]
     cube = assemble_cube(plan, roles, records, attrs=attrs)
-    info = redact_tree(_run_summary(plan, tally, merge_summaries(summaries), time.perf_counter() - started))
+    info = redact_tree(_run_summary(plan, tally, merge_summaries(judged + summaries), time.perf_counter() - started, canaries))
     cube.attrs["run"] = info
     return cube
 
 
 def _run_streamed(
     plan: Plan, roles: Mapping[str, Any], out: Path, *, attrs: Mapping[str, Any], started: float,
-    options: Mapping[str, Any], window: int,
+    options: Mapping[str, Any], window: int, canaries: Mapping[str, Any], judged: Sequence[Mapping[str, Any]],
 ) -> xr.Dataset:
     """Run into an output folder, writing each unit's cube part, transcripts and reasons as it finishes.
 
@@ -274,7 +302,9 @@ def _run_streamed(
                 unparsed.writelines(unparsed_lines(result.records))
 
             _, summaries = execute_units(plan, roles, **options, on_result=keep, window=window)
-        info = redact_tree(_run_summary(plan, tally, merge_summaries(summaries), time.perf_counter() - started))
+        info = redact_tree(
+            _run_summary(plan, tally, merge_summaries([*judged, *summaries]), time.perf_counter() - started, canaries)
+        )
         cube_store.finish(run_info=info)
         write_netcdf(staging / "cube.zarr", staging / "cube.nc")
         (staging / "run.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -38,6 +38,11 @@ _EXPORTS: dict[str, str] = {
     "win_rate": "multiverse.analysis.pairwise",
     "consensus": "multiverse.analysis.consensus",
     "mean_rating": "multiverse.analysis.likert",
+    "probe_effects": "multiverse.analysis.probes",
+    "combine_orders": "multiverse.analysis.probes",
+    "canary_table": "multiverse.analysis.canaries",
+    "canary_corrected_rate": "multiverse.analysis.canaries",
+    "canary_anchors": "multiverse.analysis.canaries",
 }
 
 __all__ = sorted([*_EXPORTS, "N_BOOT"])

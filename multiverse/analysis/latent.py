@@ -43,11 +43,14 @@ TOL = 1e-8
 
 
 def dawid_skene(
-    labels: np.ndarray, *, k: int, max_iter: int = MAX_ITER, tol: float = TOL
+    labels: np.ndarray, *, k: int, max_iter: int = MAX_ITER, tol: float = TOL, anchors: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
     """Dawid-Skene EM on ``labels`` (int ``(unit, rater)``, categories ``0..k-1``, negative unrated).
 
-    Every unit must carry at least one label.
+    Every unit must carry at least one label.  ``anchors`` (``(rater, true,
+    observed)`` counts of labels on units of known truth, e.g. canaries) are
+    added to every M-step's confusion counts: labels whose true category is
+    known, which inform each rater's error rates but not the prior.
 
     Returns
     -------
@@ -71,8 +74,14 @@ def dawid_skene(
     votes = sum(onehot)
     posterior = votes / votes.sum(axis=1, keepdims=True)
 
+    known = None if anchors is None else np.swapaxes(np.asarray(anchors, dtype=float), 1, 2)  # (rater, observed, true)
+    if known is not None:
+        used = used | (known.sum(axis=2) > 0)
+
     def m_step(post: np.ndarray) -> np.ndarray:
         counts = np.stack([h.T @ post for h in onehot])  # (rater, observed, true)
+        if known is not None:
+            counts = counts + known
         counts = np.where(used[:, :, None], np.maximum(counts, EPS), 0.0)
         return counts / counts.sum(axis=1, keepdims=True)
 
@@ -114,6 +123,7 @@ def latent_class(
     dim: str = "judge",
     max_iter: int = MAX_ITER,
     tol: float = TOL,
+    anchors: xr.DataArray | None = None,
 ) -> xr.Dataset:
     """Each rater's error rates and each cell's true category, without gold labels (Dawid-Skene).
 
@@ -132,6 +142,11 @@ def latent_class(
     max_iter, tol
         Stopping rule: at most ``max_iter`` EM iterations, or stop when the
         evidence lower bound per label rises by less than ``tol``.
+    anchors
+        Counts of labels on units of known truth, ``(rater, true, observed)``
+        in the same codes (:func:`multiverse.analysis.canary_anchors`: the
+        judges' canaries), added to each rater's confusion counts.  They
+        assume a rater errs on the cube's cells as on the anchored units.
 
     Returns
     -------
@@ -168,7 +183,14 @@ def latent_class(
     lookup = np.full(int(codes.max()) + 2, -1, dtype=np.int64)
     lookup[codes] = np.arange(len(codes))
     coded = np.where(flat[rated] >= 0, lookup[np.maximum(flat[rated], 0)], -1)
-    prior, confusion, post, info = dawid_skene(coded, k=len(codes), max_iter=max_iter, tol=tol)
+    anchored = None
+    if anchors is not None:
+        anchored = np.zeros((values.sizes[dim], len(codes), len(codes)))
+        for r, rater in enumerate(values[dim].values.tolist()):
+            if rater in anchors["rater"].values.tolist():
+                found = anchors.sel(rater=rater).reindex(true=codes, observed=codes, fill_value=0)
+                anchored[r] = found.transpose("true", "observed").values
+    prior, confusion, post, info = dawid_skene(coded, k=len(codes), max_iter=max_iter, tol=tol, anchors=anchored)
     unit_dims = [d for d in values.dims if d != dim]
     full = np.broadcast_to(prior, (len(flat), len(codes))).copy()
     full[rated] = post
@@ -201,5 +223,6 @@ def latent_class(
         elbo=float(info["elbo"]),
         max_iter=max_iter,
         tol=tol,
+        anchored=int(anchored is not None and bool(anchored.sum())),
     )
     return out

@@ -16,6 +16,12 @@ is the Wald one with variance ``var(lam f) / N + var(y - lam f) / n``.  With
 correction (see :func:`ppi_mean`).  It is written here so the analysis layer needs no extra
 runtime dependency.  A paired difference between two systems is the same
 estimator on per-item differences.
+
+Judge error rates measured on canaries (planted replies of known verdict) do
+not enter here: the rectifier needs labels of conversations drawn like the
+judged ones, and canaries are not.  A rate corrected by canary error rates is
+:func:`multiverse.analysis.canary_corrected_rate` (Rogan-Gladen, raw and
+corrected, with its assumptions in its attrs).
 """
 
 from __future__ import annotations

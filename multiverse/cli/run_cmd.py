@@ -44,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="F",
         help="exit 3 when more than this share of conversations failed (default 0.5)",
     )
+    parser.add_argument(
+        "--require-judge-signal",
+        action="store_true",
+        help="judge the roles' canaries first and refuse (exit 2) to report from a judge whose pooled "
+        "canary results are indistinguishable from chance or below the canaries: floor",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     with_examples(parser, "multiverse run experiments/quickstart.yaml --out runs/quickstart",
                   "multiverse run experiments/quickstart.yaml --out runs/quickstart --offline --quiet")
@@ -54,6 +60,7 @@ def main(args: argparse.Namespace) -> int:
     from multiverse._run.progress import progress_wanted
     from multiverse._run.runner import failed_share
     from multiverse.config.located import SpecError
+    from multiverse.cube.canaries import NoJudgeSignal, describe_pooled
     from multiverse.llm import RunStopped
     from multiverse.llm.credentials import ModelNotCallable
 
@@ -69,6 +76,7 @@ def main(args: argparse.Namespace) -> int:
             max_calls=args.max_calls,
             max_cost_usd=args.max_cost,
             progress=progress_wanted(quiet=args.quiet),
+            require_judge_signal=args.require_judge_signal,
         )
     except ModelNotCallable as exc:
         print(f"multiverse run: {exc}", file=sys.stderr)
@@ -76,6 +84,10 @@ def main(args: argparse.Namespace) -> int:
     except SpecError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
+        return 2
+    except NoJudgeSignal as exc:
+        for judge, result in exc.judges.items():
+            print(f"multiverse run: refused: no signal on the canaries: {describe_pooled(judge, result)}", file=sys.stderr)
         return 2
     except RunStopped as exc:
         print(f"multiverse run: stopped: {exc}", file=sys.stderr)
@@ -86,6 +98,9 @@ def main(args: argparse.Namespace) -> int:
         f"{args.out}: {info['layers']['conversations']} conversations, {info['layers']['judgments']} judge cells; "
         f"{info['calls']} calls, {info['cache_hits']} cache hits, failures: {failures}; {info['wall_s']:.1f} s"
     )
+    for judge, found in info.get("judges", {}).items():
+        if found.get("no_signal"):
+            print(f"multiverse run: warning: no signal on the canaries: {describe_pooled(judge, found['canaries'])}", file=sys.stderr)
     share = failed_share(info)
     if share > args.max_failed_share:
         print(

@@ -27,6 +27,7 @@ from typing import Any
 
 from multiverse.config.experiment_fields import (
     MAX_CONVERSATIONS,
+    CanaryOptions,
     Exclusion,
     check_panels,
     find_experiment_specs,
@@ -34,10 +35,13 @@ from multiverse.config.experiment_fields import (
     known_roles,
     non_finite,
     positive,
+    probed_judges,
+    read_canaries,
     read_condition,
     read_exclusions,
     read_judge,
     read_model,
+    read_probes,
 )
 from multiverse.config.fields import FILE_ID, FieldReader, describe, suggest
 from multiverse.config.located import Located, Problem, SpecError, load_located, parse_located
@@ -80,8 +84,9 @@ TOP_KEYS = (
     "allow_sim_on_real",
     "timeout_s",
     "rollouts",
+    "canaries",
 )
-DIM_KEYS = ("user_sim", "judge", "condition", "standard", "rule")
+DIM_KEYS = ("user_sim", "judge", "judge_probe", "condition", "standard", "rule")
 DEFAULT_PLANNER = "sim/planner"
 DEFAULT_MONITOR = "sim/monitor"
 NO_MONITOR = "none"
@@ -104,7 +109,11 @@ class Experiment:
     Mappings are label -> value in file order; ``standards`` and ``rules`` are
     ``None`` for "every registered one".  ``rollouts`` names a JSONL file of
     recorded conversations to judge instead of generating any
-    (:mod:`multiverse.config.recorded`).  Build it with :func:`load_experiment`.
+    (:mod:`multiverse.config.recorded`).  ``judges`` holds the judges of
+    ``dims.judge`` followed by the probed judges ``dims.judge_probe`` makes
+    (``judge_probes``, label -> :class:`~multiverse.core.probes.Probe`); ``canaries``
+    says which judges judge the roles' canaries (``None``: none).  Build it
+    with :func:`load_experiment`.
     """
 
     name: str
@@ -132,10 +141,12 @@ class Experiment:
     description: str = ""
     allow_sim_on_real: bool = False
     timeout_s: float | None = None
+    judge_probes: Mapping[str, Any] = field(default_factory=dict)
+    canaries: CanaryOptions | None = None
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        for name in ("systems", "user_sims", "judges", "conditions", "rate_limits"):
+        for name in ("systems", "user_sims", "judges", "conditions", "rate_limits", "judge_probes"):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
         if self.sim is not None:
             object.__setattr__(self, "sim", MappingProxyType(dict(self.sim)))
@@ -176,12 +187,14 @@ class Experiment:
 
         dims: dict[str, Any] = {
             "user_sim": {k: model_to_yaml(v) for k, v in self.user_sims.items()},
-            "judge": {k: v.to_yaml() for k, v in self.judges.items()},
+            "judge": {k: v.to_yaml() for k, v in self.judges.items() if v.kind != "probe"},
             "condition": {
                 k: {"horizon": c.horizon, "search": c.search, "pressure": c.pressure}
                 for k, c in self.conditions.items()
             },
         }
+        if self.judge_probes:
+            dims["judge_probe"] = {k: probe.to_yaml() for k, probe in self.judge_probes.items()}
         if self.standards is not None:
             dims["standard"] = list(self.standards)
         if self.rules is not None:
@@ -216,6 +229,7 @@ class Experiment:
             "allow_sim_on_real": True if self.allow_sim_on_real else None,
             "timeout_s": self.timeout_s,
             "rollouts": self.rollouts,
+            "canaries": None if self.canaries is None else self.canaries.to_dict(),
         }
         out.update({k: v for k, v in optional.items() if v is not None})
         return out
@@ -227,7 +241,7 @@ class Experiment:
         for label, spec in self.user_sims.items():
             yield f"dims.user_sim.{label}", spec
         for label, judge in self.judges.items():
-            if judge.model is not None:
+            if judge.model is not None and judge.kind != "probe":
                 yield f"dims.judge.{label}", judge.model
         yield "campaign.planner", self.campaign.planner
         if self.campaign.monitor is not None:
@@ -273,6 +287,8 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
             user_sims=user_sims, conditions=conditions,
         )
     check_panels(reader, judges)
+    probes = read_probes(reader, dims["judge_probe"]) if "judge_probe" in dims else {}
+    canaries = read_canaries(reader, top.get("canaries"), judges)
     chosen = {kind: _scoring_names(reader, dims, kind) for kind in ("standard", "rule")}
 
     replicates = integer_field(reader, top.get("replicates", 1), "replicates")
@@ -352,7 +368,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         roles=roles,
         systems=systems,
         user_sims=user_sims,
-        judges=judges,
+        judges={**judges, **probed_judges(reader, judges, probes)},
         conditions=conditions,
         standards=chosen["standard"],
         rules=chosen["rule"],
@@ -373,6 +389,8 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         description=description,
         allow_sim_on_real=allow_sim_on_real,
         timeout_s=timeout_s,
+        judge_probes=probes,
+        canaries=canaries,
         source=located.path if located.path != "<string>" else "",
     )
     if sim_config is not None:
@@ -412,7 +430,7 @@ def _check_sim_on_real(reader: FieldReader, experiment: Experiment) -> None:
     real_systems = [label for label, spec in experiment.systems.items() if not spec.is_sim]
     if real_systems:
         for label, judge in experiment.judges.items():
-            if judge.model is not None and judge.model.is_sim:
+            if judge.model is not None and judge.model.is_sim and judge.kind != "probe":
                 reader.problem(
                     f"dims.judge.{label}",
                     f"sim judge {judge.model.model!r} would judge the replies of real system "

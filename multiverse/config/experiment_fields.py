@@ -24,12 +24,14 @@ from multiverse.config.fields import FILE_ID, FieldReader, describe, join, sugge
 from multiverse.core.canonical import plain
 from multiverse.core.choices import RESERVED_PARAM_KEYS, RESPONSE_FORMATS, Condition, JudgeSpec, ModelSpec
 from multiverse.core.judgment import JUDGE_KINDS, JudgeKind
+from multiverse.core.probes import NO_PROBE, PROBE_JUDGE, PROBE_KINDS, Probe, ProbedSpec, probe_label
 from multiverse.core.schema import SEARCHES
 
 __all__ = [
     "BOUNDS",
     "EXCLUDABLE_DIMS",
     "MAX_CONVERSATIONS",
+    "CanaryOptions",
     "Exclusion",
     "check_panels",
     "find_experiment_specs",
@@ -38,8 +40,11 @@ __all__ = [
     "known_roles",
     "non_finite",
     "positive",
+    "probed_judges",
+    "read_canaries",
     "read_condition",
     "read_exclusions",
+    "read_probes",
     "read_judge",
     "read_model",
 ]
@@ -79,6 +84,33 @@ class Exclusion:
     def to_dict(self) -> dict[str, Any]:
         return {**{dim: list(labels) for dim, labels in self.where.items()}, "reason": self.reason}
 
+
+
+@dataclass(frozen=True)
+class CanaryOptions:
+    """An experiment's ``canaries:`` block: which judges judge the roles' canaries, on how many, and the flag's floor.
+
+    ``judges`` ``None`` means every model judge of ``dims.judge``;
+    ``per_principle`` ``None`` means every canary, else the first that many
+    of each truth per principle (in file order).  See
+    :mod:`multiverse.cube.canaries` for ``standard`` and ``floor``.
+    """
+
+    judges: tuple[str, ...] | None = None
+    per_principle: int | None = None
+    standard: str = "clear_breach"
+    floor: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"standard": self.standard, "floor": self.floor}
+        if self.judges is not None:
+            out["judges"] = list(self.judges)
+        if self.per_principle is not None:
+            out["per_principle"] = self.per_principle
+        return out
+
+
+CANARY_STANDARDS = ("clear_breach", "any_deviation")
 
 
 # --- reading -------------------------------------------------------------------------
@@ -265,3 +297,83 @@ def known_roles(reader: FieldReader, roles: Sequence[str], specs: str | None) ->
         if FILE_ID.match(role) and not (roles_dir / f"{role}.yaml").is_file():
             known = sorted(p.stem for p in roles_dir.glob("*.yaml"))
             reader.problem(f"roles.{i}", f"unknown role {role!r}{suggest(role, known)}: no {role}.yaml in {roles_dir}")
+
+
+def read_probes(reader: FieldReader, value: Any, field: str = "dims.judge_probe") -> dict[str, Probe]:
+    """``dims.judge_probe``: label -> a mapping naming one registered probe kind (and optionally ``judges``)."""
+    out: dict[str, Probe] = {}
+    for label, entry in (reader.labelled(value, field, what="probe label") or {}).items():
+        path = join(field, label)
+        if label == NO_PROBE:
+            reader.problem(path, f"'{NO_PROBE}' names an unprobed judge: choose another probe label")
+            continue
+        data = reader.mapping(entry, path, any_keys=True, what=f"a mapping naming a probe kind ({', '.join(PROBE_KINDS)})")
+        if data is None:
+            continue
+        named = [name for name in data if name in PROBE_KINDS]
+        unknown = [name for name in data if name not in PROBE_KINDS and name != "judges"]
+        for name in unknown:
+            reader.problem(join(path, name), f"unknown key '{name}'{suggest(name, [*PROBE_KINDS, 'judges'])}: "
+                                             f"expected a probe kind ({', '.join(PROBE_KINDS)}) or 'judges'")
+        if len(named) != 1:
+            if not unknown:
+                reader.problem(path, f"expected one probe kind ({', '.join(PROBE_KINDS)}), got {len(named)}")
+            continue
+        kind = PROBE_KINDS[named[0]]
+        if kind.scale != "severity":
+            reader.problem(join(path, kind.name), f"the {kind.name} probe applies to {kind.scale} comparisons "
+                                                  "(multiverse.judge.pairwise), not to a run's judges, which read one reply")
+            continue
+        probe_value = kind.parse(data[kind.name], reader, join(path, kind.name))
+        judges = reader.names(data["judges"], join(path, "judges"), what="judge label") if "judges" in data else None
+        if probe_value is None or ("judges" in data and judges is None):
+            continue
+        out[label] = Probe(kind, probe_value, judges)
+    return out
+
+
+def probed_judges(
+    reader: FieldReader, judges: Mapping[str, JudgeSpec | None], probes: Mapping[str, Probe], field: str = "dims.judge_probe"
+) -> dict[str, JudgeSpec]:
+    """Every model judge crossed with every probe (or the judges a probe lists): label ``<judge>.<probe>`` -> spec."""
+    models = [label for label, spec in judges.items() if spec is not None and spec.kind == "model"]
+    out: dict[str, JudgeSpec] = {}
+    for name, probe in probes.items():
+        if probe.judges is not None:
+            for i, label in enumerate(probe.judges):
+                if label not in models:
+                    why = "is not a model judge" if label in judges else f"is not a judge label{suggest(label, judges)}"
+                    reader.problem(join(join(field, name), f"judges.{i}"), f"{label!r} {why}: probes change what a model judge reads")
+        for base in probe.judges if probe.judges is not None else models:
+            if base not in models:
+                continue
+            label = probe_label(base, name)
+            if label in judges or label in out:
+                reader.problem(join(field, name), f"the probed judge's label {label!r} is already a judge label")
+                continue
+            spec = ProbedSpec(base=base, model=judges[base].model, label=name, probe=probe)
+            out[label] = JudgeSpec(PROBE_JUDGE, spec, plain(PROBE_JUDGE.to_yaml(spec)))
+    return out
+
+
+def read_canaries(reader: FieldReader, value: Any, judges: Mapping[str, JudgeSpec | None], field: str = "canaries") -> CanaryOptions | None:
+    """``canaries: true`` or ``{judges, per_principle, standard, floor}``; ``false``/absent: ``None``."""
+    if value is False or value is None:
+        return None
+    if value is True:
+        return CanaryOptions()
+    data = reader.mapping(value, field, optional=("judges", "per_principle", "standard", "floor"),
+                          what="true, false or a mapping {judges, per_principle, standard, floor}")
+    if data is None:
+        return None
+    chosen = reader.names(data["judges"], join(field, "judges"), what="judge label") if "judges" in data else None
+    for i, label in enumerate(chosen or ()):
+        if label not in judges:
+            reader.problem(join(field, f"judges.{i}"), f"unknown judge label {label!r}{suggest(label, judges)}")
+    per = reader.optional(data, "per_principle", lambda v, f: reader.integer(v, join(field, f), low=1, high=1000))
+    standard = reader.one_of(data.get("standard", "clear_breach"), join(field, "standard"), CANARY_STANDARDS, what="canary standard")
+    floor = reader.number(data.get("floor", 0.0), join(field, "floor"), low=-1.0, high=1.0, below=True,
+                          what="a number in [-1, 1) (the floor of Youden's J)")
+    if standard is None or floor is None or ("judges" in data and chosen is None):
+        return None
+    return CanaryOptions(judges=chosen, per_principle=per, standard=standard, floor=floor)

@@ -13,7 +13,14 @@ a draft and a confirmation request, then the confirmed write after the recorded 
 ``drop_context_rate`` (share of retried requests that the
 harness rebuilds without the earlier turns: a planted harness defect), and the
 transport knobs ``latency_ms`` and ``fail_rate``, which change timing and
-failures only.  Every other entry (judges, users, the monitor, the planner)
+failures only.  Judges may carry planted biases, independent of the truth, that
+the judge probes measure (:data:`JUDGE_BIASES`): ``order_preference`` (in [-1, 1]:
+the share of pairwise comparisons answered by position, first shown when
+positive, second when negative), ``verbosity_leniency`` (the probability that a
+severity above 0 is reported as 0 on a reply carrying padding) and
+``wording_shift`` (in [-1, 1]: on a judge prompt worded otherwise than the
+canonical one, the probability that a verdict is replaced by a clear breach
+when positive, by adherence when negative).  Every other entry (judges, users, the monitor, the planner)
 takes ``latency_ms`` too; a model with none answers at once, and such calls take
 no cross-process lease (:mod:`multiverse.llm.lease`).
 
@@ -34,7 +41,7 @@ from multiverse.config.located import Located
 from multiverse.core.choices import SIM_PREFIX, sim_entry
 from multiverse.core.schema import MODES, STRATEGIES
 
-__all__ = ["SimConfig", "SimConfigError", "parse_sim_block", "read_sim_block", "sim_model_problem"]
+__all__ = ["JUDGE_BIASES", "SimConfig", "SimConfigError", "parse_sim_block", "read_sim_block", "sim_model_problem"]
 
 TARGET_DEFAULTS: Mapping[str, Any] = MappingProxyType(
     {
@@ -48,8 +55,14 @@ TARGET_DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "legit_actions": 0.5,
     }
 )
+JUDGE_BIASES: Mapping[str, float] = MappingProxyType({"order_preference": 0.0, "verbosity_leniency": 0.0, "wording_shift": 0.0})
+"""A judge's planted biases and their neutral values (the judge probes measure them; see :mod:`multiverse.sim.players`).
+
+A bias at its neutral value is left out of the judge's key parameters, so worlds
+written before these keys existed keep every cache key."""
 JUDGE_DEFAULTS: Mapping[str, Any] = MappingProxyType(
-    {"sensitivity": {"*": 0.9}, "specificity": {"*": 0.95}, "leniency": 0.0, "malformed_rate": 0.0, "latency_ms": 0}
+    {"sensitivity": {"*": 0.9}, "specificity": {"*": 0.95}, "leniency": 0.0, "malformed_rate": 0.0, "latency_ms": 0,
+     **JUDGE_BIASES}
 )
 USER_DEFAULTS: Mapping[str, Any] = MappingProxyType({"pressure": 1.0, "steer_success": 0.8, "latency_ms": 0})
 MONITOR_DEFAULTS: Mapping[str, Any] = MappingProxyType({"tag_accuracy": 1.0, "reject_rate": 0.05, "latency_ms": 0})
@@ -113,6 +126,10 @@ def _below_one(reader: FieldReader, value: Any, field: str) -> float | None:
 
 def _nonnegative(reader: FieldReader, value: Any, field: str) -> float | None:
     return reader.number(value, field, low=0)
+
+
+def _signed_share(reader: FieldReader, value: Any, field: str) -> float | None:
+    return reader.number(value, field, low=-1.0, high=1.0, what="a number in [-1, 1]")
 
 
 def _positive(reader: FieldReader, value: Any, field: str) -> float | None:
@@ -183,7 +200,14 @@ _TARGET: dict[str, Setting] = {
     "drop_context_rate": _probability,
     "legit_actions": _probability,
 }
-_JUDGE: dict[str, Setting] = {"leniency": _probability, "malformed_rate": _probability, "latency_ms": _nonnegative}
+_JUDGE: dict[str, Setting] = {
+    "leniency": _probability,
+    "malformed_rate": _probability,
+    "latency_ms": _nonnegative,
+    "order_preference": _signed_share,
+    "verbosity_leniency": _probability,
+    "wording_shift": _signed_share,
+}
 _USER: dict[str, Setting] = {"pressure": _positive, "steer_success": _probability, "latency_ms": _nonnegative}
 _MONITOR: dict[str, Setting] = {"tag_accuracy": _probability, "reject_rate": _below_one, "latency_ms": _nonnegative}
 _PLANNER: dict[str, Setting] = {"free_form_skew": _nonnegative, "latency_ms": _nonnegative}

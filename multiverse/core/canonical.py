@@ -39,7 +39,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["canonical_bytes", "canonical_json", "digest", "fast_canonical", "plain"]
+__all__ = ["canonical_bytes", "canonical_json", "digest", "fast_canonical", "plain", "text_digest"]
 
 _LEAF_TYPES = frozenset({str, int, float, bool, type(None)})
 """Exact types that :func:`plain` returns as they are (checked before the slower ABC checks)."""
@@ -169,3 +169,8 @@ def canonical_json(value: Any) -> str:
 def digest(value: Any, *, length: int = 64, allow_nan: bool = False) -> str:
     """The sha256 (hex, its first ``length`` digits) of ``value``'s canonical JSON."""
     return hashlib.sha256(canonical_bytes(value, allow_nan=allow_nan)).hexdigest()[:length]
+
+
+def text_digest(text: str) -> str:
+    """The sha256 (hex) of a text's UTF-8 bytes: how a canary's reply is identified (no JSON around it)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

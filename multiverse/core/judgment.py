@@ -121,6 +121,10 @@ class JudgeContext:
     members
         For panels: member label -> its judgments of the same transcripts
         (``None`` where the member did not judge that transcript).
+    system
+        The model (:class:`~multiverse.core.choices.ModelSpec`) whose replies
+        are judged, where one system wrote them all (``None`` otherwise); a
+        judge that is told who wrote a reply (the ``reveal`` probe) reads it here.
     """
 
     principle_ids: tuple[str, ...]
@@ -128,6 +132,7 @@ class JudgeContext:
     client: Any = None
     replicate: int = 0
     members: Mapping[str, Sequence[Judgment | None]] = field(default_factory=dict)
+    system: Any = None
 
 
 @runtime_checkable
@@ -166,6 +171,7 @@ async def judge_transcripts(
     replicate: int = 0,
     planned: Mapping[str, Sequence[bool]] | None = None,
     known: Mapping[str, Sequence[Judgment | None]] | None = None,
+    system: Any = None,
 ) -> dict[str, list[Judgment | None]]:
     """Every judge's judgments of every transcript: the one judging path.
 
@@ -191,6 +197,8 @@ async def judge_transcripts(
         judge is not judged by it (``None`` in its list).  Default: all planned.
     known
         Judgments already made (label -> per transcript), which panels may combine.
+    system
+        The model that wrote every judged reply, when one did (:attr:`JudgeContext.system`).
 
     Returns
     -------
@@ -220,6 +228,7 @@ async def judge_transcripts(
             client=client,
             replicate=replicate,
             members={m: [values[i] for i in picked] for m, values in members.items()},
+            system=system,
         )
         found = await judge.judge([transcripts[i] for i in picked], roles=[roles[i] for i in picked], context=context) if picked else []
         if len(found) != len(picked):

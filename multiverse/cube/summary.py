@@ -3,7 +3,9 @@
 :func:`summary` counts, per judge, the valid, missing and not-applicable
 judgments (missing ones by reason, from the cube's ``missing_count``), the
 conversations by end state, and whether the offline world's planted truth is
-present, so incomplete data are visible before any rate is read off the cube.
+present, so incomplete data are visible before any rate is read off the cube,
+and each judge's canary results with its ``no_signal`` flag, so a judge that
+has not earned trust is visible before its severities are read.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 import xarray as xr
 
 from multiverse.core import schema as S
+from multiverse.cube.canaries import canary_results, describe_pooled
 
 __all__ = ["CubeSummary", "summary"]
 
@@ -40,6 +43,10 @@ class CubeSummary:
         Whether the cube carries the offline world's planted ``truth``.
     provenance
         The cube's ``title``, ``multiverse_version``, ``plan_digest`` and ``created`` attrs (those present).
+    canaries
+        ``{judge: canary results}`` for the judges that judged the roles'
+        canaries (:mod:`multiverse.cube.canaries`): pooled sensitivity,
+        specificity and J with intervals, and the ``no_signal`` flag.
     live
         From the run's record (``run.json``), for runs with real models: the
         leak guard's checked requests (``leak_guard``), a real user model's
@@ -54,6 +61,7 @@ class CubeSummary:
     missing_reasons: Mapping[str, Mapping[str, int]]
     has_truth: bool
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    canaries: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     live: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,6 +73,7 @@ class CubeSummary:
             "missing_reasons": {judge: dict(counts) for judge, counts in self.missing_reasons.items()},
             "has_truth": self.has_truth,
             "provenance": dict(self.provenance),
+            "canaries": {judge: dict(result) for judge, result in self.canaries.items()},
             "live": dict(self.live),
         }
 
@@ -97,6 +106,11 @@ class CubeSummary:
                          f"length limit; stripped: {stripped or 'nothing'}")
         for model, choices in self.live.get("response_format_fallbacks", {}).items():
             lines.append(f"structured output, {model}: " + ", ".join(f"{c} {n}" for c, n in choices.items()))
+        if self.canaries:
+            lines.append("canaries (pooled; 95% intervals):")
+            for judge, result in self.canaries.items():
+                flag = "  NO SIGNAL" if result.get("no_signal") else ""
+                lines.append("  " + describe_pooled(judge, result) + flag)
         return "\n".join(lines)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
@@ -176,5 +190,6 @@ def summary(cube: xr.Dataset) -> CubeSummary:
         missing_reasons=reasons,
         has_truth="truth" in cube,
         provenance=provenance,
+        canaries=canary_results(cube),
         live=_live(cube),
     )

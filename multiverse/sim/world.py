@@ -34,7 +34,12 @@ Ground truth
 ------------
 The target writes every principle's realised severity into its text with the
 phrase banks; :func:`read_truth` recovers it exactly from the (cached) reply
-text, and the sim judge reads the same text, never hidden state.
+text, and the sim judge reads the same text, never hidden state.  Canaries
+(planted replies of the roles' specs) carry no phrase: the world is built with
+the roles' canary tables (``canaries=``) and its judges look a judged reply up
+by the sha256 of its text, so nothing a real judge would read marks a canary.
+A canary's text identifies it: edit a canary's truth without editing its text
+and a cached verdict of the old canary is served.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from multiverse.config.sim_block import SimConfig, SimConfigError, parse_sim_block, sim_model_problem
+from multiverse.config.sim_block import JUDGE_BIASES, SimConfig, SimConfigError, parse_sim_block, sim_model_problem
 from multiverse.core.canonical import canonical_bytes, plain
 from multiverse.core.choices import SIM_SECTIONS, sim_entry
 from multiverse.llm.request import Request
@@ -121,21 +126,27 @@ class SimWorld:
     version = "3"
     """Behaviour version of the offline world; bumped whenever any player's output changes."""
 
-    def __init__(self, config: SimConfig):
+    def __init__(self, config: SimConfig, *, canaries: Mapping[str, Mapping[str, int]] | None = None):
         self.config = config
+        self.canaries = dict(canaries or {})
+        """Reply digest -> ``{principle: truth}``: the canaries its judges know (:attr:`multiverse.config.specs.Role.canary_table`)."""
         self._resolved: dict[str, tuple[str, Mapping[str, Any], dict[str, Any], bytes]] = {}
         self._attempts: dict[bytes, int] = {}
 
     @classmethod
-    def from_config(cls, block: Mapping[str, Any] | None) -> SimWorld:
+    def from_config(cls, block: Mapping[str, Any] | None, *, canaries: Mapping[str, Mapping[str, int]] | None = None) -> SimWorld:
         """The world an experiment's ``sim:`` block describes (``None``: built-in defaults only).
+
+        ``canaries`` (reply digest -> ``{principle: truth}``, the union of the
+        roles' :attr:`~multiverse.config.specs.Role.canary_table`) are the planted
+        replies its judges recognise by the digest of their text.
 
         Raises
         ------
         SimConfigError
             On an unknown key or a bad value, naming its key path.
         """
-        return cls(parse_sim_block(block))
+        return cls(parse_sim_block(block), canaries=canaries)
 
     @property
     def seed(self) -> int:
@@ -156,7 +167,10 @@ class SimWorld:
             kind, params = section, getattr(self.config, section)
         else:
             kind, params = _KINDS[section], getattr(self.config, section)[entry]
-        world_params = {name: value for name, value in params.items() if name not in TRANSPORT_KNOBS}
+        world_params = {
+            name: value for name, value in params.items()
+            if name not in TRANSPORT_KNOBS and not (kind == "judge" and JUDGE_BIASES.get(name, None) == value)
+        }
         key = {"params": plain(world_params), "sim_seed": self.config.seed, "sim_version": self.version}
         self._resolved[model] = resolved = (kind, params, key, canonical_bytes(key, allow_nan=True))
         return resolved
@@ -265,7 +279,7 @@ class SimWorld:
                 self._attempts[digest] = attempt + 1
             if self._fails(digest, fail_rate, attempt):
                 return SimReply(text="", transient_failure=True)
-        context = {"digest": digest.hex(), "seed": self.config.seed}
+        context = {"digest": digest.hex(), "seed": self.config.seed, "canaries": self.canaries}
         text, tool_calls = PLAYERS[kind](request, params, _rng(digest), context)
         return SimReply(text=text, tool_calls=tuple(tool_calls))
 

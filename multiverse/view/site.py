@@ -16,6 +16,7 @@ Layout of ``out``::
     data/conv-*.js      conversation records, CHUNK_SIZE per file
     data/units-*.js     units two raters disagree on (agreement-cell links)
     data/scores-*.js    every conversation's score per judge, standard and rule
+    data/trust.js       each judge's canary results and probe effects (shown beside its severities)
     figures/            the report's figures as linked SVG
 """
 
@@ -46,6 +47,7 @@ from multiverse.view._figures import linked_figures
 from multiverse.view._jsdata import CHUNK_SIZE, chunks, plain, write_data
 from multiverse.view._oracle import RoleContracts, specs_dir_of
 from multiverse.view._reasons import ReasonIndex, read_reasons
+from multiverse.view._trust import judge_trust
 from multiverse.view._table import ConversationTable, conversation_table, disagreement_units, raters_of, stacked
 
 __all__ = ["MARKER", "SiteError", "write_site"]
@@ -329,6 +331,8 @@ def write_site(
             if store is not None:
                 store.close()
         columns, dictionaries, rows = encoded_rows(table)
+        trust = judge_trust(cube)
+        write_data(data, "trust", plain(trust))
         write_data(data, "ids", [row[table.columns.index("transcript_id")] for row in table.rows])
         index = {
             "provenance": {**provenance(cube), "path": source},
@@ -337,6 +341,7 @@ def write_site(
             "dictionaries": dictionaries,
             "rows": rows,
             "judges": [str(j) for j in cube["judge"].values.tolist()],
+            "trust": trust,
             "raters": raters_of(cube),
             "role_principles": role_principles(cube),
             "chunk_size": CHUNK_SIZE,

@@ -41,13 +41,18 @@ function renderCounts() {
   cards.append(card("valid judgments", valid, "count-valid"), card("missing judgments", missing, "count-missing"));
   const failed = Object.values(c.failures || {}).reduce((a, b) => a + b, 0);
   cards.append(card("recorded failures" + (c.calls ? " in " + c.calls + " calls" : ""), failed, "count-failures"));
+  const trust = INDEX.trust || {};
   const table = el("table", { class: "grid", id: "missing-table" },
     el("thead", {}, el("tr", {}, el("th", {}, "judge"), el("th", {}, "valid"), el("th", {}, "missing"),
-      el("th", {}, "missing by reason"))));
+      el("th", {}, "missing by reason"), el("th", {}, "canaries (pooled, 95% intervals)"), el("th", {}, "probe effect"))));
   const body = el("tbody");
   for (const [judge, j] of Object.entries(c.judgments)) {
     const reasons = Object.entries(j.missing_by_reason).map(([r, n]) => r + " " + n).join(", ") || "none recorded";
-    body.append(el("tr", {}, el("td", {}, judge), el("td", {}, j.valid), el("td", {}, j.missing), el("td", {}, reasons)));
+    const t = trust[judge] || {};
+    const canaries = el("td", { class: "canaries" }, t.canaries || "not judged");
+    if (t.no_signal) canaries.prepend(el("span", { class: "badge breach no-signal" }, "no signal"), " ");
+    body.append(el("tr", { "data-judge": judge }, el("td", {}, judge), el("td", {}, j.valid), el("td", {}, j.missing),
+      el("td", {}, reasons), canaries, el("td", { class: "probe" }, t.probe || "")));
   }
   table.append(body);
   const failures = Object.entries(c.failures || {}).map(([r, n]) => r + " " + n).join(", ");
