@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, str] = {
     "annotate": "Export conversations for human annotation; import the labels as judges.",
     "serve-local": "Serve a small local model (llama.cpp) on 127.0.0.1 for experiments.",
     "export-cases": "Write one case JSON per conversation of a role with a contract.",
+    "init": "Start a file of your own from a shipped one (init role NAME --from tutor).",
 }
 
 
