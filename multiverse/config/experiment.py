@@ -26,8 +26,12 @@ from types import MappingProxyType
 from typing import Any
 
 from multiverse.config.experiment_fields import (
+    DEFAULT_MONITOR,
+    DEFAULT_PLANNER,
     MAX_CONVERSATIONS,
+    NO_MONITOR,
     Exclusion,
+    campaign_monitor,
     check_panels,
     find_experiment_specs,
     integer_field,
@@ -82,10 +86,6 @@ TOP_KEYS = (
     "rollouts",
 )
 DIM_KEYS = ("user_sim", "judge", "condition", "standard", "rule")
-DEFAULT_PLANNER = "sim/planner"
-DEFAULT_MONITOR = "sim/monitor"
-NO_MONITOR = "none"
-"""``campaign.monitor: none``: run without a consistency monitor (e.g. a model too small to be one)."""
 
 @dataclass(frozen=True)
 class Campaign:
@@ -133,6 +133,8 @@ class Experiment:
     allow_sim_on_real: bool = False
     timeout_s: float | None = None
     source: str = field(default="", compare=False)
+    notes: tuple[Problem, ...] = field(default=(), compare=False)
+    """Located remarks on defaults the file relies on (``path:line: field: note``), e.g. ``campaign.monitor``'s."""
 
     def __post_init__(self) -> None:
         for name in ("systems", "user_sims", "judges", "conditions", "rate_limits"):
@@ -296,7 +298,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
     model_judges = [label for label, spec in judges.items() if spec is not None and spec.model is not None]
     campaign_data = reader.mapping(top.get("campaign") or {}, "campaign", optional=("planner", "monitor", "judge")) or {}
     planner = read_model(reader, campaign_data.get("planner", DEFAULT_PLANNER), "campaign.planner", template=True)
-    monitor_value = campaign_data.get("monitor", DEFAULT_MONITOR)
+    monitor_value, notes = campaign_monitor(located, campaign_data, user_sims, recorded=recorded is not None)
     monitor = None if monitor_value == NO_MONITOR else read_model(reader, monitor_value, "campaign.monitor", template=True)
     campaign_judge = campaign_data.get("judge", model_judges[0] if model_judges else "")
     if "judge" in campaign_data:
@@ -374,6 +376,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         allow_sim_on_real=allow_sim_on_real,
         timeout_s=timeout_s,
         source=located.path if located.path != "<string>" else "",
+        notes=notes,
     )
     if sim_config is not None:
         for field, spec in experiment.named_models():
