@@ -7,7 +7,9 @@ through litellm runs with no network and no key::
     with LoopbackServer(latency_s=0.05, fault_rate=0.2) as server:
         Request("openai/loop", messages, api_base=server.url, params={"api_key": "dummy"})
 
-Replies are deterministic: a function of the request body.  Faults are drawn
+Replies are deterministic: a function of the request body (:func:`reply_text`,
+or the ``reply`` function the server is given, e.g. one that answers judge
+requests with well-formed verdicts).  Faults are drawn
 per request body and attempt (seeded), or forced by a marker ``[[fault:KIND]]``
 in the last message's content (that request then fails on every attempt):
 
@@ -35,7 +37,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -92,6 +94,10 @@ class LoopbackServer:
         ``Retry-After`` sent with 429 (seconds; fractional values allowed).
     hang_s
         How long a ``timeout`` fault withholds its answer.
+    reply
+        ``reply(body) -> str | None``: the answer's text for a request body
+        (``None``: the default :func:`reply_text`).  It runs in the server's
+        threads, so it must be thread-safe; an exception it raises is a 500.
     """
 
     def __init__(
@@ -103,6 +109,7 @@ class LoopbackServer:
         seed: int = 0,
         retry_after_s: float = 0.01,
         hang_s: float = 5.0,
+        reply: Callable[[Mapping[str, Any]], str | None] | None = None,
     ) -> None:
         unknown = sorted(set(fault_kinds) - set(FAULTS))
         if unknown:
@@ -115,6 +122,7 @@ class LoopbackServer:
         self.seed = seed
         self.retry_after_s = retry_after_s
         self.hang_s = hang_s
+        self.reply = reply
         self.requests: Counter[str] = Counter()
         self.answered: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
@@ -255,7 +263,15 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "malformed":
             self._send_json(200, b'{"id": "chatcmpl-x", "choices": [{"message": {"content": "unterminated')
             return
-        text = "" if fault == "empty" else reply_text(body)
+        if fault == "empty":
+            text = ""
+        else:
+            try:
+                custom = owner.reply(body) if owner.reply is not None else None
+            except Exception as exc:  # noqa: BLE001  a broken reply function is the server's error, not the client's
+                self._send_json(500, {"error": {"message": f"reply function failed: {type(exc).__name__}", "type": "server_error"}})
+                return
+            text = reply_text(body) if custom is None else custom
         if body.get("stream"):
             self._stream(body, digest, text, truncated=fault == "truncated")
             return
