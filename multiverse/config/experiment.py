@@ -135,6 +135,8 @@ class Experiment:
     source: str = field(default="", compare=False)
     notes: tuple[Problem, ...] = field(default=(), compare=False)
     """Located remarks on defaults the file relies on (``path:line: field: note``), e.g. ``campaign.monitor``'s."""
+    recorded_cells: frozenset[tuple[str, str, int]] | None = field(default=None, compare=False)
+    """With ``rollouts:``, the (system, role, item) labels the file holds: only these are planned."""
 
     def __post_init__(self) -> None:
         for name in ("systems", "user_sims", "judges", "conditions", "rate_limits"):
@@ -223,17 +225,24 @@ class Experiment:
         return out
 
     def named_models(self) -> Iterator[tuple[str, ModelSpec]]:
-        """Every model the experiment names, with the field that names it."""
-        for label, spec in self.systems.items():
-            yield f"systems.{label}", spec
-        for label, spec in self.user_sims.items():
-            yield f"dims.user_sim.{label}", spec
+        """Every model the experiment may call, with the field that names it.
+
+        A ``rollouts:`` experiment calls only its model judges: its systems'
+        model strings are labels and no user simulator, planner or monitor runs,
+        so none of them needs credentials or an entry in the ``sim:`` block.
+        """
+        if self.rollouts is None:
+            for label, spec in self.systems.items():
+                yield f"systems.{label}", spec
+            for label, spec in self.user_sims.items():
+                yield f"dims.user_sim.{label}", spec
         for label, judge in self.judges.items():
             if judge.model is not None:
                 yield f"dims.judge.{label}", judge.model
-        yield "campaign.planner", self.campaign.planner
-        if self.campaign.monitor is not None:
-            yield "campaign.monitor", self.campaign.monitor
+        if self.rollouts is None:
+            yield "campaign.planner", self.campaign.planner
+            if self.campaign.monitor is not None:
+                yield "campaign.monitor", self.campaign.monitor
 
     def digest(self) -> str:
         """sha256 of the canonical JSON of :meth:`to_dict`."""
@@ -377,6 +386,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         timeout_s=timeout_s,
         source=located.path if located.path != "<string>" else "",
         notes=notes,
+        recorded_cells=None if recorded is None else frozenset((c.system, c.role, c.item) for c in recorded.conversations),
     )
     if sim_config is not None:
         for field, spec in experiment.named_models():
