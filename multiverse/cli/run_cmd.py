@@ -50,17 +50,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from multiverse._run import run
     from multiverse._run.progress import progress_wanted
-    from multiverse._run.runner import failed_share, resolve_experiment
+    from multiverse._run.runner import failed_share
     from multiverse.config.located import SpecError
     from multiverse.llm import RunStopped
     from multiverse.llm.credentials import MissingCredentials
 
     try:
-        experiment = resolve_experiment(args.experiment)
-        for note in experiment.notes:
-            print(note, file=sys.stderr)
         cube = run(
-            experiment,
+            args.experiment,
             out=args.out,
             cache=args.cache,
             backend=args.backend,
