@@ -43,7 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     role.add_argument("name", metavar="NAME", help="the new role's id (lower snake case; also its file name)")
     role.add_argument("--from", dest="source", required=True, metavar="ROLE",
                       help="the role to start from: a role id (e.g. tutor) or a role file")
-    role.add_argument("--specs", metavar="DIR", help="the specs folder to write into (default: see the module docs)")
+    role.add_argument("--specs", metavar="DIR", help="the specs folder to write into (default: $MULTIVERSE_SPECS, "
+                      "else the nearest specs/ holding roles/ above the working directory, else ./specs)")
 
 
 def _destination(explicit: str | None) -> Path:
