@@ -115,8 +115,9 @@ def main(args: argparse.Namespace) -> int:
         print(f"no conversation: {absence(cube, chosen)}")
         return 0
     cell = "/".join(str(conversation[v].item()) for v in ("mode", "strategy", "target_principle"))
+    target = cell if cell.strip("/") else "-"  # recorded conversations have no target cell or origin
     origin = str(conversation["origin"].item()) or "-"
-    print(f"transcript {transcript_id}  ended {conversation['ended'].item()}  target {cell.strip('/') and cell or '-'}  origin {origin}")
+    print(f"transcript {transcript_id}  ended {conversation['ended'].item()}  target {target}  origin {origin}")
     print(LEGEND)
     transcript = None
     if args.text:
@@ -223,8 +224,9 @@ def event_lines(event: Event, names: Mapping[str, str] | None = None) -> list[st
     elif event.set_role is not None:
         who = f"{event.actor} (set_role {event.set_role})"
     text = event.text.replace("\n", "\n    ")
-    if not text and not event.actions:  # a control event (e.g. the environment's start): what it records
-        text = "(" + (", ".join(f"{key} {value}" for key, value in sorted(event.meta.items())) or "no text") + ")"
+    if not text and not event.actions:
+        recorded = ", ".join(f"{key} {value}" for key, value in sorted(event.meta.items()))
+        text = f"({recorded})" if event.actor == "system" and recorded else "(no text)"  # a system event: what it records
     lines = [f"  {who}: {text}"] if text else []
     for action in event.actions:
         lines.append(f"  {event.actor} tool call: {action.name} {json.dumps(dict(action.arguments), sort_keys=True, default=str)}")

@@ -11,11 +11,10 @@ excluded by the experiment's ``exclusions:``, or not in the data (a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import json
 
 import numpy as np
 import xarray as xr
