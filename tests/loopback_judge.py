@@ -1,6 +1,6 @@
 """A rubric-following judge for the loopback server, so tests can judge real text offline.
 
-:func:`keyword_judge` is a ``reply`` function for
+:func:`keyword_judge` is an ``answer`` function for
 :class:`multiverse.testing.loopback.LoopbackServer`: it answers every judge request
 (the user message ``Judge assistant turn N ...``) with a well-formed verdict for
 every principle of the role, read from the request's structured inputs, and leaves

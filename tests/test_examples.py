@@ -18,7 +18,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 @pytest.mark.slow
 def test_the_real_models_walkthrough_runs_end_to_end_on_an_openai_compatible_server(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "MULTIVERSE_SPECS"}
-    with LoopbackServer(reply=keyword_judge) as server:
+    with LoopbackServer(answer=keyword_judge) as server:
         env.update(MULTIVERSE_EXAMPLE_API_BASE=server.url, MULTIVERSE_EXAMPLE_DIR=str(tmp_path))
         done = subprocess.run(
             [sys.executable, str(EXAMPLES / "real_models.py")], env=env, cwd=tmp_path, capture_output=True, text=True

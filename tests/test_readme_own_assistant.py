@@ -80,7 +80,7 @@ def test_the_section_has_the_steps_it_promises():
 @pytest.mark.slow
 def test_the_readme_commands_run_in_order_against_the_loopback_server(project, capsys, monkeypatch):
     seen: dict[str, tuple[int, str, str]] = {}
-    with LoopbackServer(reply=keyword_judge) as server:
+    with LoopbackServer(answer=keyword_judge) as server:
         for kind, step in section_steps():
             if kind == "file":
                 path, text = step

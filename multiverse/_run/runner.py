@@ -83,6 +83,10 @@ def _coverage(tally: RunTally) -> dict[str, Any]:
     return nested
 
 
+USER_REPLY_COUNTS = ("replies", "cut", "out_of_character", "stage_direction", "narration", "speaker_turn")
+"""``run.json``'s ``user_replies``: a real user model's replies, those cut at the length limit, and what was stripped."""
+
+
 def _run_summary(plan: Plan, tally: RunTally, summary: Mapping[str, Any], wall_s: float) -> dict[str, Any]:
     failures: Counter[str] = Counter(summary["failures"])
     failures["unparseable"] += tally.unparseable
@@ -107,6 +111,12 @@ def _run_summary(plan: Plan, tally: RunTally, summary: Mapping[str, Any], wall_s
     }
     if plan.experiment.is_campaign:
         info["coverage"] = _coverage(tally)
+    if any(summary.get("leak_guard", {}).values()):
+        info["leak_guard"] = summary["leak_guard"]
+    if summary.get("response_format_fallbacks"):
+        info["response_format_fallbacks"] = summary["response_format_fallbacks"]
+    if tally.user_replies:
+        info["user_replies"] = {kind: tally.user_replies[kind] for kind in USER_REPLY_COUNTS}
     return info
 
 
@@ -232,7 +242,7 @@ def run(
     records = [record for result in results for record in result.records]
     cube = assemble_cube(plan, roles, records, attrs=attrs)
     info = redact_tree(_run_summary(plan, tally, merge_summaries(summaries), time.perf_counter() - started))
-    cube.attrs["run"] = json.dumps(info, sort_keys=True)
+    cube.attrs["run"] = info
     return cube
 
 

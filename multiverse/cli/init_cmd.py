@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 
 from multiverse.cli._guard import CommandError
+from multiverse.cli._options import with_examples
 
 __all__ = ["add_arguments", "main"]
 
@@ -45,6 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="the role to start from: a role id (e.g. tutor) or a role file")
     role.add_argument("--specs", metavar="DIR", help="the specs folder to write into (default: $MULTIVERSE_SPECS, "
                       "else the nearest specs/ holding roles/ above the working directory, else ./specs)")
+    with_examples(role, "multiverse init role my_tutor --from tutor",
+                  "multiverse init role my_support --from specs/roles/support.yaml --specs runs/my_specs")
+    with_examples(parser, "multiverse init role my_tutor --from tutor")
 
 
 def _destination(explicit: str | None) -> Path:

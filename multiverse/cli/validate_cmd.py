@@ -16,6 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from multiverse.cli._options import with_examples
 from multiverse.config.located import Problem
 
 __all__ = ["add_arguments", "main"]
@@ -23,6 +24,7 @@ __all__ = ["add_arguments", "main"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="spec files or folders (searched for *.yaml, *.yml)")
+    with_examples(parser, "multiverse validate specs/ experiments/", "multiverse validate experiments/quickstart.yaml")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -52,6 +52,7 @@ from multiverse.llm.structured import acomplete_structured
 from multiverse.rollout import prompts
 from multiverse.rollout.scenario import Scenario
 from multiverse.rollout.seams import Harness, RolloutClient, RolloutRole
+from multiverse.rollout.user_reply import read_user_reply, user_reply_meta
 
 __all__ = [
     "Conversation", "MAX_ATTEMPTS", "TOOL_RESULT", "judge_online", "request_metadata", "run_conversation",
@@ -189,8 +190,11 @@ async def _user_turn(
         if not response.ok:
             loop.ended = "failed"
             return None
-        candidate = prompts.parse_user(response.text or "")
-        user_state = prompts.user_state(response.text)
+        reply = read_user_reply(response.text or "", scenario_text=prompts.scenario_text(loop.scenario))
+        candidate = reply.message
+        user_state = reply.state if user_sim.is_sim else {
+            **reply.state, **user_reply_meta(reply, request, response, pressure=pressure, scenario=loop.scenario),
+        }
         if candidate is None:
             feedback = "The last message was empty or not a user message; write one message in the user's voice."
             continue

@@ -53,7 +53,7 @@ CELL = dict(system="prod", user_sim="recorded", condition="recorded", replicate=
 
 def test_tutor_transcripts_are_judged_by_a_model_judge_on_a_local_server(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with LoopbackServer(reply=keyword_judge) as server:
+    with LoopbackServer(answer=keyword_judge) as server:
         path = _write(tmp_path, {"coach": loopback_model("openai/judge", server.url)})
         cube = multiverse.run(path, out=tmp_path / "run", cache=tmp_path / "cache")
         judged = [b for b in server.bodies if b["messages"][-1]["content"].startswith("Judge assistant turn")]
@@ -82,7 +82,7 @@ def test_a_deterministic_judge_of_your_own_judges_recorded_text(tmp_path, monkey
     registry.register_judge("handover", handover)
     cube = multiverse.run(_write(tmp_path, {"handover": {"deterministic": "handover"}}), cache=tmp_path / "cache")
     first = cube["severity"].sel(**CELL, role="tutor", judge="handover").isel(principle=0)
-    assert json.loads(cube.attrs["run"])["calls"] == 0
+    assert cube.attrs["run"]["calls"] == 0
     assert first.sel(item=0).values.tolist()[:2] == [0, 2] and first.sel(item=2, turn=1).item() == 0
 
 
@@ -101,7 +101,7 @@ start = time.process_time()
 import multiverse
 cube = multiverse.run(sys.argv[1], out=sys.argv[2], cache=sys.argv[3])
 print(json.dumps({"litellm": "litellm" in sys.modules, "cpu_s": time.process_time() - start,
-                  "conversations": json.loads(cube.attrs["run"])["layers"]["conversations"]}))
+                  "conversations": cube.attrs["run"]["layers"]["conversations"]}))
 """
 
 

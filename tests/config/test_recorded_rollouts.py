@@ -66,7 +66,7 @@ def _write(folder: Path, conversations, judges=None, **top) -> Path:
 
 def test_recorded_conversations_are_judged_and_scored_without_generating(tmp_path):
     cube = run(_write(tmp_path, CONVERSATIONS), cache=tmp_path / "cache", out=tmp_path / "run")
-    info = json.loads(cube.attrs["run"])
+    info = cube.attrs["run"]
     assert set(info["models"]) == {"sim/judge-strict"}
     assert info["calls"] == 3 + 1 + 1  # one judge request per assistant turn of each conversation
     assert cube["system"].values.tolist() == ["prod", "vendor"]
@@ -94,7 +94,7 @@ def test_a_rerun_is_served_from_the_cache(tmp_path):
     path = _write(tmp_path, CONVERSATIONS)
     first = run(path, cache=tmp_path / "cache")
     again = run(path, cache=tmp_path / "cache", offline=True)
-    assert json.loads(again.attrs["run"])["calls"] == 0
+    assert again.attrs["run"]["calls"] == 0
     np.testing.assert_array_equal(first["severity"].values, again["severity"].values)
 
 

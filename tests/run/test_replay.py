@@ -24,7 +24,7 @@ from multiverse.sim import SimWorld
 
 
 def _summary(cube: xr.Dataset) -> dict:
-    return json.loads(cube.attrs["run"])
+    return cube.attrs["run"]
 
 
 @pytest.fixture
