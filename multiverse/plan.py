@@ -9,7 +9,8 @@ Nothing runs here.  A plan has one grid per cached layer:
 Standards and rules come after the judge layer and cost no model call, so they
 are not planned.  A cell's spec id is the sha256 (first 16 hex digits) of the
 canonical JSON of everything that determines it, so equal ids mean equal work;
-an excluded cell has the id ``""``.  Conversations of one
+an excluded cell (or a cell a ``rollouts:`` file has no conversation for) has
+the id ``""``.  Conversations of one
 ``(system, role, user_sim, condition, replicate)`` come from one rollout (one
 seed battery or one campaign), the plan's *unit* of work.
 """
@@ -119,7 +120,8 @@ class Plan:
     experiment
         The experiment planned.
     rollout
-        Spec ids (str) over the conversation dims; ``""`` where excluded.
+        Spec ids (str) over the conversation dims; ``""`` where excluded (or,
+        for recorded conversations, where the rollouts file has none).
     judge
         Spec ids over the conversation dims plus ``judge``; ``""`` where excluded.
     digest
@@ -204,6 +206,8 @@ def make_plan(experiment: Experiment) -> Plan:
         labels = {d: coords[d][i] for d, i in zip(CONVERSATION_DIMS, index)}
         if _excluded(e, labels, with_judge=False):
             continue
+        if e.recorded_cells is not None and (labels["system"], labels["role"], labels["item"]) not in e.recorded_cells:
+            continue  # a rollouts file has no conversation here: nothing to judge
         cell = _digest(
             {
                 "system": systems[labels["system"]],

@@ -136,7 +136,6 @@ def assemble_cube(
     truth = cube["truth"].values if with_truth else None
     conv = {name: cube[name].values for name in ("mode", "strategy", "target_principle", "origin", "parent", "transcript_id", "ended")}
     tag_mode, tag_strategy = cube["tag_mode"].values, cube["tag_strategy"].values
-    conv["ended"][...] = ""
     positions = {
         dim: {label: i for i, label in enumerate(cube[dim].values.tolist())} for dim in CONVERSATION_DIMS[:-1]
     }

@@ -245,7 +245,7 @@ def long_table(
     cube["missing_count"].values[:, not_recorded] = (grid == S.MISSING).sum(axis=(0, 1, 2, 3, 4)) - no_verdict
     cube["missing_count"].values[:, S.MISSING_REASONS.index("no_verdict")] = no_verdict
     conversation = judged_turn.any(axis=-1)
-    cube["ended"].values[:, 0, 0, 0] = np.where(conversation, "completed", "failed")
+    cube["ended"].values[:, 0, 0, 0] = np.where(conversation, "completed", "")  # no row: not in the data
     return cube
 
 

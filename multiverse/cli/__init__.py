@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, str] = {
     "serve-local": "Serve a small local model (llama.cpp) on 127.0.0.1 for experiments.",
     "export-cases": "Write one case JSON per conversation of a role with a contract.",
     "export": "Write a run's judgments and conversations as parquet files (pandas, datasets).",
+    "init": "Start a file of your own from a shipped one (init role NAME --from tutor).",
 }
 
 

@@ -35,11 +35,14 @@ def main(args: argparse.Namespace) -> int:
     from multiverse.config.located import SpecError
 
     try:
-        report = plan_report(resolve_experiment(args.experiment), cache=args.cache)
+        experiment = resolve_experiment(args.experiment)
+        report = plan_report(experiment, cache=args.cache)
     except SpecError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return 2
+    for note in experiment.notes:
+        print(note, file=sys.stderr)
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))
         return 0

@@ -26,9 +26,13 @@ from types import MappingProxyType
 from typing import Any
 
 from multiverse.config.experiment_fields import (
+    DEFAULT_MONITOR,
+    DEFAULT_PLANNER,
     MAX_CONVERSATIONS,
     CanaryOptions,
+    NO_MONITOR,
     Exclusion,
+    campaign_monitor,
     check_panels,
     find_experiment_specs,
     integer_field,
@@ -87,10 +91,6 @@ TOP_KEYS = (
     "canaries",
 )
 DIM_KEYS = ("user_sim", "judge", "judge_probe", "condition", "standard", "rule")
-DEFAULT_PLANNER = "sim/planner"
-DEFAULT_MONITOR = "sim/monitor"
-NO_MONITOR = "none"
-"""``campaign.monitor: none``: run without a consistency monitor (e.g. a model too small to be one)."""
 
 @dataclass(frozen=True)
 class Campaign:
@@ -144,6 +144,10 @@ class Experiment:
     judge_probes: Mapping[str, Any] = field(default_factory=dict)
     canaries: CanaryOptions | None = None
     source: str = field(default="", compare=False)
+    notes: tuple[Problem, ...] = field(default=(), compare=False)
+    """Located remarks on defaults the file relies on (``path:line: field: note``), e.g. ``campaign.monitor``'s."""
+    recorded_cells: frozenset[tuple[str, str, int]] | None = field(default=None, compare=False)
+    """With ``rollouts:``, the (system, role, item) labels the file holds: only these are planned."""
 
     def __post_init__(self) -> None:
         for name in ("systems", "user_sims", "judges", "conditions", "rate_limits", "judge_probes"):
@@ -235,17 +239,24 @@ class Experiment:
         return out
 
     def named_models(self) -> Iterator[tuple[str, ModelSpec]]:
-        """Every model the experiment names, with the field that names it."""
-        for label, spec in self.systems.items():
-            yield f"systems.{label}", spec
-        for label, spec in self.user_sims.items():
-            yield f"dims.user_sim.{label}", spec
+        """Every model the experiment may call, with the field that names it.
+
+        A ``rollouts:`` experiment calls only its model judges: its systems'
+        model strings are labels and no user simulator, planner or monitor runs,
+        so none of them needs credentials or an entry in the ``sim:`` block.
+        """
+        if self.rollouts is None:
+            for label, spec in self.systems.items():
+                yield f"systems.{label}", spec
+            for label, spec in self.user_sims.items():
+                yield f"dims.user_sim.{label}", spec
         for label, judge in self.judges.items():
             if judge.model is not None and judge.kind != "probe":
                 yield f"dims.judge.{label}", judge.model
-        yield "campaign.planner", self.campaign.planner
-        if self.campaign.monitor is not None:
-            yield "campaign.monitor", self.campaign.monitor
+        if self.rollouts is None:
+            yield "campaign.planner", self.campaign.planner
+            if self.campaign.monitor is not None:
+                yield "campaign.monitor", self.campaign.monitor
 
     def digest(self) -> str:
         """sha256 of the canonical JSON of :meth:`to_dict`."""
@@ -312,7 +323,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
     model_judges = [label for label, spec in judges.items() if spec is not None and spec.model is not None]
     campaign_data = reader.mapping(top.get("campaign") or {}, "campaign", optional=("planner", "monitor", "judge")) or {}
     planner = read_model(reader, campaign_data.get("planner", DEFAULT_PLANNER), "campaign.planner", template=True)
-    monitor_value = campaign_data.get("monitor", DEFAULT_MONITOR)
+    monitor_value, notes = campaign_monitor(located, campaign_data, user_sims, recorded=recorded is not None)
     monitor = None if monitor_value == NO_MONITOR else read_model(reader, monitor_value, "campaign.monitor", template=True)
     campaign_judge = campaign_data.get("judge", model_judges[0] if model_judges else "")
     if "judge" in campaign_data:
@@ -392,6 +403,8 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         judge_probes=probes,
         canaries=canaries,
         source=located.path if located.path != "<string>" else "",
+        notes=notes,
+        recorded_cells=None if recorded is None else frozenset((c.system, c.role, c.item) for c in recorded.conversations),
     )
     if sim_config is not None:
         for field, spec in experiment.named_models():

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from multiverse.config.fields import FILE_ID, FieldReader, describe, join, suggest
+from multiverse.config.located import Located, Problem
 from multiverse.core.canonical import plain
 from multiverse.core.choices import RESERVED_PARAM_KEYS, RESPONSE_FORMATS, Condition, JudgeSpec, ModelSpec
 from multiverse.core.judgment import JUDGE_KINDS, JudgeKind
@@ -29,10 +30,14 @@ from multiverse.core.schema import SEARCHES
 
 __all__ = [
     "BOUNDS",
+    "DEFAULT_MONITOR",
+    "DEFAULT_PLANNER",
     "EXCLUDABLE_DIMS",
     "MAX_CONVERSATIONS",
     "CanaryOptions",
+    "NO_MONITOR",
     "Exclusion",
+    "campaign_monitor",
     "check_panels",
     "find_experiment_specs",
     "integer_field",
@@ -49,6 +54,10 @@ __all__ = [
     "read_model",
 ]
 
+DEFAULT_PLANNER = "sim/planner"
+DEFAULT_MONITOR = "sim/monitor"
+NO_MONITOR = "none"
+"""``campaign.monitor: none``: run without a consistency monitor (e.g. a model too small to be one)."""
 EXCLUDABLE_DIMS = ("system", "role", "user_sim", "condition", "judge")
 
 BOUNDS: Mapping[str, tuple[int, int]] = MappingProxyType({
@@ -377,3 +386,24 @@ def read_canaries(reader: FieldReader, value: Any, judges: Mapping[str, JudgeSpe
     if standard is None or floor is None or ("judges" in data and chosen is None):
         return None
     return CanaryOptions(judges=chosen, per_principle=per, standard=standard, floor=floor)
+
+
+def campaign_monitor(
+    located: Located, campaign: Mapping[str, Any], user_sims: Mapping[str, ModelSpec | None], *, recorded: bool
+) -> tuple[Any, tuple[Problem, ...]]:
+    """``campaign.monitor`` as written, else its default, and the note saying a default of ``none``.
+
+    The sim monitor reads only the offline world's text, so beside a real user
+    simulator the default is ``none`` (no monitor), said in one located note.
+    """
+    if "monitor" in campaign:
+        return campaign["monitor"], ()
+    real = [label for label, spec in user_sims.items() if spec is not None and not spec.is_sim]
+    if not real or recorded:
+        return DEFAULT_MONITOR, ()
+    note = Problem(
+        located.path, located.line(f"dims.user_sim.{real[0]}"), "campaign.monitor",
+        f"defaults to none beside real user simulator {real[0]!r} (the sim monitor reads only the offline "
+        "world's text): user turns go out unchecked and untagged; name a monitor model to check them",
+    )
+    return NO_MONITOR, (note,)

@@ -39,6 +39,11 @@ def new_cube(
 ) -> xr.Dataset:
     """An empty cube: every severity not applicable (-2), conversation fields blank.
 
+    A cell whose ``ended`` stays blank holds no conversation: the caller had
+    none for those labels (not in the data, or excluded by the experiment;
+    :func:`multiverse.cube.summary.absence`).  ``failed`` is kept for a
+    conversation that started and broke off, which an empty cell is not.
+
     Parameters
     ----------
     system, role, user_sim, condition, principle, judge
@@ -86,9 +91,8 @@ def new_cube(
     }
     if with_truth:
         data_vars["truth"] = (S.TRUTH_DIMS, np.full(shape[:-1], S.NOT_APPLICABLE, dtype=np.int8))
-    for name in S.CONVERSATION_VARS:  # a conversation that never ran has failed
-        blank = "failed" if name == "ended" else ""
-        data_vars[name] = (S.CONVERSATION_DIMS, np.full(conv_shape, blank, dtype=object))
+    for name in S.CONVERSATION_VARS:
+        data_vars[name] = (S.CONVERSATION_DIMS, np.full(conv_shape, "", dtype=object))
     for name in S.TURN_VARS:
         data_vars[name] = (S.CONVERSATION_DIMS + ("turn",), np.full(turn_shape, "", dtype=object))
 

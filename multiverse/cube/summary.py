@@ -6,6 +6,9 @@ conversations by end state, and whether the offline world's planted truth is
 present, so incomplete data are visible before any rate is read off the cube,
 and each judge's canary results with its ``no_signal`` flag, so a judge that
 has not earned trust is visible before its severities are read.
+A cell that holds no conversation is told apart by why (:func:`absence`):
+excluded by the experiment's ``exclusions:``, or not in the data (a
+``rollouts:`` file or an adapter's source with no conversation for those labels).
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ import xarray as xr
 from multiverse.core import schema as S
 from multiverse.cube.canaries import canary_results, describe_pooled
 
-__all__ = ["CubeSummary", "summary"]
+__all__ = ["EXCLUDED", "NOT_IN_DATA", "CubeSummary", "absence", "summary"]
+
+EXCLUDED = "excluded by the experiment"
+NOT_IN_DATA = "not in the data"
 
 
 @dataclass(frozen=True)
@@ -33,7 +39,9 @@ class CubeSummary:
     sizes
         ``{dim: size}`` of the severity array, in its dim order.
     conversations
-        ``{end state: count}`` (``completed``, ``monitor_ended``, ``failed``).
+        ``{end state: count}`` (``completed``, ``monitor_ended``, ``failed``),
+        and the cells holding no conversation by why (:func:`absence`):
+        ``excluded by the experiment`` and ``not in the data``, when there are some.
     judgments
         ``{judge: {"valid": n, "missing": n, "not_applicable": n}}`` over every
         (conversation, turn, principle) cell.
@@ -81,9 +89,10 @@ class CubeSummary:
         lines = [str(self.provenance.get("title", "judgment cube"))]
         lines += [f"  {key}: {value}" for key, value in self.provenance.items() if key != "title"]
         lines.append("dims: " + ", ".join(f"{dim}={size}" for dim, size in self.sizes.items()))
-        total = sum(self.conversations.values())
-        ended = ", ".join(f"{state} {count}" for state, count in self.conversations.items())
-        lines.append(f"conversations: {total} ({ended})")
+        held = {state: n for state, n in self.conversations.items() if state not in (EXCLUDED, NOT_IN_DATA)}
+        ended = ", ".join(f"{state} {count}" for state, count in held.items())
+        empty = "; ".join(f"{n} {why}" for why in (EXCLUDED, NOT_IN_DATA) if (n := self.conversations.get(why, 0)))
+        lines.append(f"conversations: {sum(held.values())} ({ended})" + (f"; empty cells: {empty}" if empty else ""))
         lines.append("judgments per judge (valid / missing / not applicable):")
         width = max((len(judge) for judge in self.judgments), default=0)
         for judge, counts in self.judgments.items():
@@ -134,6 +143,67 @@ def _live(cube: xr.Dataset) -> dict[str, Any]:
     return {key: info[key] for key in _LIVE_KEYS if info.get(key)}
 
 
+def _experiment(cube: xr.Dataset) -> dict[str, Any]:
+    value = cube.attrs.get("experiment") or {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return {}
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _excluded_by(experiment: dict[str, Any], cell: dict[str, Any]) -> str | None:
+    """The reason of the first exclusion that removes ``cell``'s conversation, if one does."""
+    for entry in experiment.get("exclusions") or ():
+        where = {dim: labels for dim, labels in entry.items() if dim != "reason"}
+        if "judge" in where:  # a judge exclusion removes judge cells only; the conversation still runs
+            continue
+        if where and all(str(cell.get(dim)) in {str(v) for v in labels} for dim, labels in where.items()):
+            return str(entry.get("reason", ""))
+    return None
+
+
+def absence(cube: xr.Dataset, cell: Mapping[str, Any]) -> str:
+    """Why a conversation cell holds no conversation, in words.
+
+    Parameters
+    ----------
+    cube
+        A judgment cube.
+    cell
+        The cell's labels over the conversation dims (``system``, ``role``, ...).
+
+    Returns
+    -------
+    str
+        ``excluded by the experiment (<reason>)`` when an entry of the
+        experiment's ``exclusions:`` removes it; otherwise ``not in the data``
+        (a ``rollouts:`` file, or an adapter's source, has no conversation with
+        those labels), naming the rollouts file when there is one.
+    """
+    experiment = _experiment(cube)
+    reason = _excluded_by(experiment, dict(cell))
+    if reason is not None:
+        return f"{EXCLUDED} ({reason})" if reason else EXCLUDED
+    source = experiment.get("rollouts")
+    return f"{NOT_IN_DATA} (the rollouts file {source} has no conversation with these labels)" if source else NOT_IN_DATA
+
+
+def _absent_counts(cube: xr.Dataset) -> dict[str, int]:
+    """Cells without a conversation, counted by why (:func:`absence`)."""
+    ended = cube["ended"].transpose(*S.CONVERSATION_DIMS)
+    empty = np.nonzero(ended.values.astype(str) == "")
+    experiment = _experiment(cube)
+    if not any("judge" not in entry for entry in experiment.get("exclusions") or ()):
+        return {NOT_IN_DATA: len(empty[0])}
+    counts = {EXCLUDED: 0, NOT_IN_DATA: 0}
+    for index in zip(*empty):
+        cell = {dim: cube[dim].values[i] for dim, i in zip(S.CONVERSATION_DIMS, index)}
+        counts[EXCLUDED if _excluded_by(experiment, cell) is not None else NOT_IN_DATA] += 1
+    return {why: n for why, n in counts.items() if n}
+
+
 def summary(cube: xr.Dataset) -> CubeSummary:
     """Summarise what a judgment cube holds and what is missing from it.
 
@@ -181,7 +251,10 @@ def summary(cube: xr.Dataset) -> CubeSummary:
     if "ended" in cube:
         states, tallies = np.unique(cube["ended"].values.astype(str).ravel(), return_counts=True)
         known = {str(s): int(n) for s, n in zip(states, tallies)}
-        conversations = {state: known.pop(state, 0) for state in S.ENDED_STATES} | known
+        conversations = {state: known.pop(state, 0) for state in S.ENDED_STATES}
+        if known.pop("", 0):
+            conversations |= _absent_counts(cube)
+        conversations |= known
     provenance = {key: cube.attrs[key] for key in _PROVENANCE_ATTRS if cube.attrs.get(key) not in (None, "")}
     return CubeSummary(
         sizes={str(dim): int(size) for dim, size in zip(severity.dims, severity.shape)},

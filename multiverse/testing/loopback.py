@@ -97,7 +97,8 @@ class LoopbackServer:
     answer
         ``answer(body)`` -> the reply text, an HTTP status to fail with (a
         500 says the server had an error), or ``None`` for the default reply.
-        Called after the fault draw; a drawn fault wins.
+        Called after the fault draw (a drawn fault wins), in the server's
+        threads, so it must be thread-safe; an exception it raises is a 500.
     port
         The port to listen on (default: a free one), e.g. the port of a server
         stopped before, so a client resumes against the same ``api_base``.
@@ -268,7 +269,14 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "malformed":
             self._send_json(200, b'{"id": "chatcmpl-x", "choices": [{"message": {"content": "unterminated')
             return
-        chosen = owner.answer(body) if owner.answer is not None and fault is None else None
+        chosen = None
+        if owner.answer is not None and fault is None:
+            try:
+                chosen = owner.answer(body)
+            except Exception as exc:  # noqa: BLE001  a broken answer function is the server's error, not the client's
+                message = f"answer function failed: {type(exc).__name__}"
+                self._send_json(500, {"error": {"message": message, "type": "server_error", "code": 500}})
+                return
         if isinstance(chosen, int):
             message = f"the server failed with HTTP {chosen}"
             self._send_json(chosen, {"error": {"message": message, "type": "server_error", "code": chosen}})

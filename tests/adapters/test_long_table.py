@@ -136,3 +136,13 @@ def test_blank_labels_are_not_recorded_not_unmapped():
     cube = long_table(table, **COLUMNS, labels={"ok": 0, "bad": 2})
     assert cube.attrs["n_unmapped"] == 0
     assert int(cube["missing_count"].sel(judge="ann_a", missing_reason="not_recorded")) == 1
+
+
+def test_a_system_item_pair_the_table_lacks_is_not_in_the_data_not_a_failed_conversation():
+    import multiverse
+
+    cube = long_table(_table(), **COLUMNS)  # m2 has no row for c2
+    assert cube["ended"].sel(system="m2").squeeze(drop=True).values.tolist() == ["completed", ""]
+    found = multiverse.summary(cube)
+    assert found.conversations == {"completed": 3, "monitor_ended": 0, "failed": 0, "not in the data": 1}
+    assert "conversations: 3 (completed 3, monitor_ended 0, failed 0); empty cells: 1 not in the data" in str(found)

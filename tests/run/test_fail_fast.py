@@ -37,7 +37,9 @@ def _with(tiny_experiment, **parts):
     [
         pytest.param({"systems": {"a": REAL}}, "dims.judge.strict", id="sim-judge-on-real-target"),
         pytest.param(
-            {"user_sim": {"real": REAL}, "judge": {"strict": REAL}}, "campaign.monitor", id="sim-monitor-on-real-user"
+            {"user_sim": {"real": REAL}, "judge": {"strict": REAL}, "campaign": {"monitor": "sim/monitor"}},
+            "campaign.monitor",
+            id="named-sim-monitor-on-real-user",
         ),
     ],
 )
