@@ -22,7 +22,7 @@ from multiverse.analysis.ranking import rank_agreement, rankings
 from multiverse.analysis.raters import agreement_ci
 from multiverse.analysis.variance import decision_study, variance_decomposition
 from multiverse.core import schema as S
-from multiverse.cube.io import replace_dir
+from multiverse.core.outputs import replace_dir
 from multiverse.plots._style import style
 from multiverse.plots.agreement import plot_agreement
 from multiverse.plots.curve import plot_spec_curve
@@ -106,7 +106,7 @@ def write_report(
     out
         Output folder, replaced as a whole (built beside it, then swapped in)
         and marked with a manifest; it must be missing, empty or an earlier
-        report (see :func:`multiverse.cube.io.check_output_dir`).
+        report (see :func:`multiverse.core.outputs.check_output_dir`).
     n_boot
         Resampling draws of curves, intervals and paired differences.
     seed
@@ -129,7 +129,7 @@ def write_report(
 
     Raises
     ------
-    multiverse.cube.io.OutputDirError
+    multiverse.core.outputs.OutputDirError
         If ``out`` must not be replaced or cannot be written (before any figure is drawn).
 
     See Also

@@ -2,9 +2,10 @@
 
 Reads an existing cube (a ``.nc`` file, ``.zarr`` folder or run folder) and
 calls no model.  Analyses the cube cannot support are skipped with a one-line note.
-``--out`` follows the output-folder rule of ``multiverse run``
-(:func:`multiverse.cube.io.check_output_dir`): it must be missing, empty or an
-earlier report, and is checked before anything is computed; exit 2 otherwise.
+``--out`` follows the output-folder rule of every command that writes
+(:mod:`multiverse.core.outputs`): it must be missing, empty or an earlier
+report (what that report did not write stays), and is checked before anything
+is computed; exit 2 otherwise.
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from multiverse.core.outputs import check_output_dir
     from multiverse.cube.build import check_cube
-    from multiverse.cube.io import check_output_dir, open_cube
+    from multiverse.cube.io import open_cube
 
     try:
+        check_output_dir(args.out, kind="report", protected={"the cube": args.cube})
         cube = open_cube(args.cube, lazy=False)
         check_cube(cube)
-        check_output_dir(args.out, kind="report", protected={"the cube": args.cube})
     except (FileNotFoundError, OSError, ValueError) as exc:
         print(f"multiverse report: {exc}", file=sys.stderr)
         return 2

@@ -1,8 +1,11 @@
 """``multiverse view RUN_OR_CUBE --out DIR [--open]``: a static HTML viewer of a run or cube.
 
 Writes a self-contained site (no server, no network) and prints the path of its
-``index.html``.  Exit 0 when written, 2 on bad input (no cube, an output folder
-holding files the viewer did not write).
+``index.html``.  ``--out`` follows the output-folder rule of every command that
+writes (:mod:`multiverse.core.outputs`): missing, empty or an earlier site (what
+that did not write stays), checked before anything is read.  Exit 0 when
+written, 2 on bad input (no cube, a damaged cube or transcript store, a refused
+output folder).
 """
 
 from __future__ import annotations
