@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         from multiverse.cli._guard import report_failure
 
         return report_failure(name, exc)
-    sub = argparse.ArgumentParser(prog=f"multiverse {name}", description=SUBCOMMANDS[name])
+    from multiverse.cli._options import OneLineParser
+
+    sub = OneLineParser(prog=f"multiverse {name}", description=SUBCOMMANDS[name])
     module.add_arguments(sub)
     args = sub.parse_args(rest)
     from multiverse.cli._guard import run_command
