@@ -86,11 +86,20 @@ BAD_INPUT: tuple[tuple[str, str], ...] = (
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread so that a command ends as on Ctrl-C (staging removed), with exit 143."""
+    """SIGTERM: the command was stopped as on Ctrl-C (staging removed) and ends with exit 143."""
 
 
-def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
+_terminated = threading.Event()
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    """SIGTERM takes the path of SIGINT, so whatever handles Ctrl-C (asyncio's runner included) stops the command."""
+    _terminated.set()
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:  # SIGINT ignored (a background job of a shell) or the default action: stop here
+        raise Terminated
 
 
 class CommandError(Exception):
@@ -162,7 +171,8 @@ def report_failure(command: str, exc: BaseException) -> int:
     """Report ``exc``, raised by ``command``, as one documented line on stderr; return the exit code."""
     if isinstance(exc, KeyboardInterrupt):
         hint = RESUME_HINTS.get(command)
-        what, code = ("terminated", EXIT_TERMINATED) if isinstance(exc, Terminated) else ("interrupted", EXIT_INTERRUPTED)
+        stopped = isinstance(exc, Terminated) or _terminated.is_set()
+        what, code = ("terminated", EXIT_TERMINATED) if stopped else ("interrupted", EXIT_INTERRUPTED)
         _say(command, f"{what}{f'; {hint}' if hint else ''}")
         return code
     if isinstance(exc, CommandError):
@@ -200,14 +210,16 @@ def _install(signum: int, handler: Any) -> Any:
 def run_command(command: str, main: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:
     """Run a subcommand's ``main(args)`` and return its exit code (see the module docstring).
 
-    SIGTERM raises :class:`Terminated` in the main thread while the command
-    runs, so it ends as Ctrl-C does (exit 143 instead of 130).
+    SIGTERM takes the path of Ctrl-C while the command runs (the SIGINT
+    handler in force is called, asyncio's runner's included), so it ends as
+    Ctrl-C does, with exit 143 instead of 130.
     """
     streams = (sys.stdout, sys.stderr)
     if command not in UNREDACTED_COMMANDS:
         from multiverse.llm.redact import redact
 
         sys.stdout, sys.stderr = _RedactingStream(sys.stdout, redact), _RedactingStream(sys.stderr, redact)
+    _terminated.clear()
     previous = _install(signal.SIGTERM, _terminate)
     try:
         return int(main(args) or 0)

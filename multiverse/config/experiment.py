@@ -365,6 +365,9 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
     timeout_s = reader.optional(top, "timeout_s", reader.number)
     cache = reader.optional(top, "cache", reader.string)
     specs = reader.optional(top, "specs", reader.string)
+    for name, value in (("cache", cache), ("specs", specs)):
+        if value is not None and "\0" in value:
+            reader.add(name, "expected a path, got text with a NUL character")
     description = top.get("description", "")
     if not isinstance(description, str):
         reader.add("description", f"expected a string, got {_kind(description)}")

@@ -263,7 +263,31 @@ def _clean_stale(target: Path) -> None:
         except OSError:
             done = False
         if done:
-            shutil.rmtree(container, ignore_errors=True)
+            _remove(container)
+
+
+def _remove_container(container: Path) -> None:
+    """Remove a staging or backup folder, its marker last: if anything stays (a writer thread still
+    finishing), the marker stays with it, so the next write to the target removes it once this process is gone."""
+    for attempt in range(3):
+        for entry in os.scandir(container):
+            if entry.name != STAGING_MARKER:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    Path(entry.path).unlink(missing_ok=True)
+        if [entry.name for entry in os.scandir(container)] == [STAGING_MARKER]:
+            (container / STAGING_MARKER).unlink()
+            os.rmdir(container)
+            return
+        time.sleep(0.05 * (attempt + 1))
+
+
+def _remove(container: Path) -> None:
+    try:
+        _remove_container(container)
+    except OSError:
+        pass  # the marker stays: the next write to the target removes the folder
 
 
 def _umask_mode() -> int:
@@ -329,7 +353,7 @@ def replace_dir(target: str | Path, *, kind: str | None = None) -> Iterator[Path
                 f"'multiverse {kind}'; move it away or choose a new folder"
             )
     except BaseException:
-        shutil.rmtree(container, ignore_errors=True)
+        _remove(container)
         raise
     backup = _new_container(real, "backup", kind=kind, kept=kept) if os.path.lexists(real) else None
     if backup is not None:
@@ -338,5 +362,5 @@ def replace_dir(target: str | Path, *, kind: str | None = None) -> Iterator[Path
     if backup is not None:
         for name in kept:
             os.replace(backup / real.name / name, real / name)
-        shutil.rmtree(backup, ignore_errors=True)
-    shutil.rmtree(container, ignore_errors=True)
+        _remove(backup)
+    _remove(container)
