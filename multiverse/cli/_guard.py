@@ -93,12 +93,20 @@ _terminated = threading.Event()
 
 
 def _terminate(signum: int, frame: Any) -> None:
-    """SIGTERM takes the path of SIGINT, so whatever handles Ctrl-C (asyncio's runner included) stops the command."""
+    """SIGTERM stops the command as Ctrl-C does.
+
+    Inside asyncio's runner its SIGINT handler is called (it cancels the main
+    task, and the runner raises ``KeyboardInterrupt`` where it runs); elsewhere
+    :class:`Terminated` is raised at once.  Raising a plain
+    ``KeyboardInterrupt`` from here could land inside code run by ``exec`` (a
+    dataclass being built during an import), which makes CPython end the
+    process by SIGINT after it returned 143.
+    """
     _terminated.set()
     handler = signal.getsignal(signal.SIGINT)
-    if callable(handler):
+    if callable(handler) and handler is not signal.default_int_handler:
         handler(signal.SIGINT, frame)
-    else:  # SIGINT ignored (a background job of a shell) or the default action: stop here
+    else:
         raise Terminated
 
 

@@ -15,6 +15,10 @@ in the last message's content (that request then fails on every attempt):
 ``timeout``  no answer for ``hang_s``;  ``malformed``  200 with invalid JSON;
 ``truncated``  the body (or stream) cut off mid-way;  ``empty``  200 with empty content;
 ``auth``  401 echoing the key it got, as providers do;  ``bad_request``  400;  ``not_found``  404 (unknown model).
+With ``echo=True`` every reply also echoes what the request carried besides its
+messages (the ``Authorization`` header, every ``X-`` header and every body
+parameter), as a careless provider or proxy might: what a client keeps of such
+replies shows whether it scrubs the secrets it sent.
 
 The server counts requests per body digest (:attr:`LoopbackServer.requests`),
 fully answered ones (:attr:`LoopbackServer.answered`), injected faults
@@ -92,6 +96,9 @@ class LoopbackServer:
         ``Retry-After`` sent with 429 (seconds; fractional values allowed).
     hang_s
         How long a ``timeout`` fault withholds its answer.
+    echo
+        Append the request's ``Authorization`` and ``X-`` headers and its body
+        parameters (all but ``messages``) to every reply text.
     """
 
     def __init__(
@@ -103,6 +110,7 @@ class LoopbackServer:
         seed: int = 0,
         retry_after_s: float = 0.01,
         hang_s: float = 5.0,
+        echo: bool = False,
     ) -> None:
         unknown = sorted(set(fault_kinds) - set(FAULTS))
         if unknown:
@@ -115,6 +123,7 @@ class LoopbackServer:
         self.seed = seed
         self.retry_after_s = retry_after_s
         self.hang_s = hang_s
+        self.echo = echo
         self.requests: Counter[str] = Counter()
         self.answered: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
@@ -256,6 +265,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, b'{"id": "chatcmpl-x", "choices": [{"message": {"content": "unterminated')
             return
         text = "" if fault == "empty" else reply_text(body)
+        if text and owner.echo:
+            headers = {k: v for k, v in self.headers.items() if k.lower() == "authorization" or k.lower().startswith("x-")}
+            params = {k: v for k, v in body.items() if k != "messages"}
+            text += " | echo " + json.dumps({"headers": headers, "params": params}, sort_keys=True)
         if body.get("stream"):
             self._stream(body, digest, text, truncated=fault == "truncated")
             return
