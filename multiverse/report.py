@@ -32,7 +32,7 @@ from multiverse.plots.ranking import plot_rank_flips, plot_rankings
 from multiverse.plots.variance import plot_decision_study, plot_variance
 from multiverse.scoring import score, score_bounds, score_counts
 
-__all__ = ["SUMMARY_KEYS", "Report", "summary_table", "markdown_table", "write_report"]
+__all__ = ["SUMMARY_KEYS", "Report", "figure_file_name", "summary_table", "markdown_table", "write_report"]
 
 SUMMARY_KEYS = ("system", "role", "user_sim", "condition", "judge", "standard", "rule")
 
@@ -85,6 +85,13 @@ def markdown_table(frame: pd.DataFrame, *, digits: int = 4) -> str:
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
     body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([header, rule, *body]) + "\n"
+
+
+def figure_file_name(name: str) -> str:
+    """A figure's file name (without suffix) from its name, which holds labels: path separators, NUL and a
+    leading dot become ``_``, so any label gives one file inside the report folder."""
+    safe = name.replace("/", "_").replace("\\", "_").replace("\0", "_")
+    return "_" + safe[1:] if safe.startswith(".") else safe
 
 
 def write_report(
@@ -179,7 +186,7 @@ def _write_into(
         fig = axes.figure
         with style():
             for fmt in formats:
-                path = out / f"{name}.{fmt}"
+                path = out / f"{figure_file_name(name)}.{fmt}"
                 fig.savefig(path)
                 report.figures.append(path)
         plt.close(fig)

@@ -19,6 +19,7 @@ the chunked store (``xarray.open_zarr``).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import warnings
@@ -189,7 +190,10 @@ def write_netcdf(store: str | Path, path: str | Path) -> Path:
             # netCDF's variable-length strings need each text variable's values in memory while it is
             # written (text only: the int8 severities and truth go chunk by chunk)
             warnings.filterwarnings("ignore", message=".*dask array with dtype=object", category=SerializationWarning)
-            cube.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
+            try:
+                cube.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
+            except RuntimeError as exc:  # HDF5 reports a full disk as "NetCDF: HDF error"
+                raise OSError(errno.EIO, f"cannot write the netCDF cube ({exc})", str(tmp)) from None
     os.replace(tmp, path)
     return path
 

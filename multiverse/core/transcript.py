@@ -207,7 +207,7 @@ def transcript_inputs(transcript: Transcript) -> list[dict[str, Any]]:
 
 
 class StoreError(ValueError):
-    """A transcript store that cannot be read: not a SQLite file, damaged, or without this library's tables.
+    """A transcript store that cannot be read (not a SQLite file, damaged, without this library's tables) or written.
 
     The message is one line naming the file.
     """
@@ -245,17 +245,18 @@ class TranscriptStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # A run inside a running event loop (a notebook) writes from its loop's worker thread while
         # the thread that opened the store waits: handed over, never shared, hence no thread check.
-        self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS transcripts (id TEXT PRIMARY KEY, body TEXT NOT NULL)"
-        )
         columns = ", ".join(f"{name} {'INTEGER' if name in ('replicate', 'item', 'turn') else 'TEXT'} NOT NULL"
                             for name in REASON_FIELDS)
-        self._conn.execute(
-            f"CREATE TABLE IF NOT EXISTS reasons ({columns}, PRIMARY KEY ({', '.join(_REASON_KEY)}))"
-        )
-        self._conn.commit()
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("CREATE TABLE IF NOT EXISTS transcripts (id TEXT PRIMARY KEY, body TEXT NOT NULL)")
+            self._conn.execute(f"CREATE TABLE IF NOT EXISTS reasons ({columns}, PRIMARY KEY ({', '.join(_REASON_KEY)}))")
+            self._conn.commit()
+        except sqlite3.Error as exc:
+            if hasattr(self, "_conn"):
+                self._conn.close()
+            raise StoreError(f"{self.path}: cannot open the transcript store ({' '.join(str(exc).split())})") from None
 
     @classmethod
     def open_existing(cls, path: str | Path) -> TranscriptStore:
@@ -296,12 +297,24 @@ class TranscriptStore:
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: damaged transcript store ({' '.join(str(exc).split())})") from None
 
+    def _write(self, query: str, rows: list[tuple[Any, ...]]) -> None:
+        try:
+            with self._conn:
+                self._conn.executemany(query, rows)
+        except sqlite3.Error as exc:  # a full disk, a read-only folder
+            raise StoreError(f"{self.path}: cannot write the transcript store ({' '.join(str(exc).split())})") from None
+
     def put(self, transcripts: Iterable[Transcript]) -> None:
-        """Store transcripts (one transaction)."""
+        """Store transcripts (one transaction).
+
+        Raises
+        ------
+        StoreError
+            If the file cannot be written (a full disk).
+        """
         scrub = self._scrub or (lambda text: text)
         rows = [(t.id, scrub(json.dumps(t.to_dict(), sort_keys=True, ensure_ascii=False))) for t in transcripts]
-        with self._conn:
-            self._conn.executemany("INSERT OR IGNORE INTO transcripts VALUES (?, ?)", rows)
+        self._write("INSERT OR IGNORE INTO transcripts VALUES (?, ?)", rows)
 
     def put_reasons(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Store judge reasons (one transaction), each row holding every name of :data:`REASON_FIELDS`.
@@ -311,8 +324,7 @@ class TranscriptStore:
         scrub = self._scrub or (lambda text: text)
         values = [tuple(scrub(row[name]) if name == "reason" else row[name] for name in REASON_FIELDS) for row in rows]
         marks = ", ".join("?" * len(REASON_FIELDS))
-        with self._conn:
-            self._conn.executemany(f"INSERT OR REPLACE INTO reasons VALUES ({marks})", values)
+        self._write(f"INSERT OR REPLACE INTO reasons VALUES ({marks})", values)
 
     def reasons(self) -> list[dict[str, Any]]:
         """Every stored judge reason as a dict of :data:`REASON_FIELDS`, in key order (none in a store without them).

@@ -128,7 +128,7 @@ def linked_figures(cube: xr.Dataset, out: Path, *, n_boot: int, seed: int) -> tu
     import matplotlib
 
     matplotlib.use("Agg")
-    from multiverse.report import write_report
+    from multiverse.report import figure_file_name, write_report
 
     links: dict[str, list[str]] = {}
 
@@ -142,5 +142,6 @@ def linked_figures(cube: xr.Dataset, out: Path, *, n_boot: int, seed: int) -> tu
                                         if "judge" in result.dims else result.sel(system=facet["system"]), facet)
 
     report = write_report(cube, out, n_boot=n_boot, seed=seed, formats=("svg",), decorate=decorate)
-    figures = [Figure(p.stem, p, links.get(p.stem, [])) for p in report.figures]
+    by_file = {figure_file_name(name): urls for name, urls in links.items()}
+    figures = [Figure(p.stem, p, by_file.get(p.stem, [])) for p in report.figures]
     return figures, list(report.notes)

@@ -127,16 +127,24 @@ def test_a_cache_row_with_damaged_json_is_exit_2(run_folder, experiment_file, tm
     _one_line(code, stdout, stderr)
 
 
-def test_a_full_disk_under_the_output_is_exit_2(experiment_file, tmp_path, cli, monkeypatch):
-    def full(*args, **kwargs):
-        raise OSError(28, "No space left on device", str(tmp_path / "out"))
+@pytest.mark.parametrize("limit", [20_000, 60_000], ids=["20kb", "60kb"])
+def test_a_full_disk_under_the_output_is_exit_2(limit, experiment_file, tmp_path, cli):
+    """Files may not grow past ``limit`` bytes (as on a full disk); the cache is warm, so only outputs are written."""
+    import resource
 
-    monkeypatch.setattr("multiverse._run.runner.write_netcdf", full)
-    code, stdout, stderr = cli("run", experiment_file(), "--out", tmp_path / "out", "--cache", tmp_path / "cache",
-                               "--quiet")
-    _one_line(code, stdout, stderr)
-    assert "No space left on device" in stderr
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []
+    path = experiment_file()
+    assert cli("run", path, "--out", tmp_path / "warm", "--cache", tmp_path / "cache", "--quiet")[0] == 0
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    process = subprocess.run(
+        [sys.executable, "-m", "multiverse", "run", path, "--out", tmp_path / "out", "--cache", tmp_path / "cache",
+         "--quiet"], capture_output=True, text=True, preexec_fn=small_files, timeout=TIMEOUT_S,
+        env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path)
+    _one_line(process.returncode, process.stdout, process.stderr)
+    assert not (tmp_path / "out").exists() and list(tmp_path.glob(".out.*")) == []
 
 
 def _start(args: list[str], cwd: Path) -> subprocess.Popen:

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from multiverse.cli import main as cli
 from multiverse.core import schema as S
+from multiverse.core.outputs import OutputDirError
 from multiverse.core.transcript import Event, Transcript, TranscriptStore
 from multiverse.cube.build import new_cube
-from multiverse.core.outputs import OutputDirError
 from multiverse.view import write_annotation_site, write_site
 from multiverse.view._jsdata import chunk_key, chunks, script_json
 from multiverse.view._oracle import oracle_view
