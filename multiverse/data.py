@@ -158,8 +158,16 @@ def status(item: DataFile, folder: Path) -> str:
 
 
 def verify(*, dest: str | os.PathLike[str] | None = None) -> dict[str, str]:
-    """The status (``ok`` / ``missing`` / ``corrupt``) of every manifest file in the data folder."""
+    """The status (``ok`` / ``missing`` / ``corrupt``) of every manifest file in the data folder.
+
+    Raises
+    ------
+    DataError
+        If the data folder exists and is not a folder.
+    """
     folder = data_dir(dest)
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise DataError(f"{folder}: the data folder (--dest) is not a folder")
     return {item.path: status(item, folder) for item in manifest()}
 
 

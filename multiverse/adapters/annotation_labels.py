@@ -286,9 +286,9 @@ def import_labels(
 ) -> xr.Dataset:
     """Read label files into the cube at ``cube`` and write the result to ``out`` (``.nc`` / ``.zarr``).
 
-    ``labels`` is one label file or several.  Refuses to overwrite an existing
-    ``out`` that is not a cube.  Returns the new cube.  See :func:`with_labels`
-    for the rules and errors.
+    ``labels`` is one label file or several; files without a single label are
+    refused.  Refuses to overwrite an existing ``out`` that is not a cube.
+    Returns the new cube.  See :func:`with_labels` for the rules and errors.
     """
     target = Path(out)
     if target.exists():
@@ -296,6 +296,10 @@ def import_labels(
             open_cube(target, lazy=False)
         except (OSError, ValueError, FileNotFoundError):
             raise ValueError(f"{target}: exists and is not a cube; refusing to overwrite it") from None
-    result = with_labels(open_cube(cube, lazy=False), read_labels(labels))
+    paths = _paths(labels)
+    read = read_labels(paths)
+    if not read:
+        raise ValueError(f"{', '.join(map(str, paths))}: no labels in the label file(s); nothing to import")
+    result = with_labels(open_cube(cube, lazy=False), read)
     save_cube(result, target)
     return result

@@ -60,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] not in SUBCOMMANDS:
         parser = build_parser()
         if argv and argv[0] not in ("-h", "--help"):
-            parser.print_usage(sys.stderr)
-            print(f"multiverse: error: unknown command {argv[0]!r}", file=sys.stderr)
+            print(f"multiverse: error: unknown command {argv[0]!r} (see multiverse --help)", file=sys.stderr)
             return 2
         parser.print_help()
         return 0

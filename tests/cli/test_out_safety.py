@@ -10,7 +10,7 @@ import stat
 import pytest
 from cli_helpers import tree
 
-from multiverse.core.outputs import MANIFEST_NAME, STAGING_MARKER, check_output_dir, replace_dir
+from multiverse.core.outputs import MANIFEST_NAME, STAGING_MARKER, OutputDirError, check_output_dir, replace_dir
 
 
 def _snapshot(tmp_path):
@@ -138,3 +138,44 @@ def test_check_output_dir_accepts_missing_empty_and_own_folders(tmp_path):
     (own / "old.png").write_text("x")
     for folder in ("missing", "empty", "own"):
         check_output_dir(tmp_path / folder, kind="report")
+
+
+def test_a_dead_writers_backup_puts_back_what_it_carried_before_it_is_removed(tmp_path):
+    target = tmp_path / "out"
+    with replace_dir(target, kind="report") as staging:
+        (staging / "table.md").write_text("old")
+    (target / "notes.txt").write_text("the user's")
+    # a writer killed after moving the old folder aside and the new one in, before carrying notes.txt over
+    backup = _staging(tmp_path / ".out.old-999999999-abcd1234", pid=999999999, purpose="backup")
+    marker = json.loads((backup / STAGING_MARKER).read_text())
+    (backup / STAGING_MARKER).write_text(json.dumps({**marker, "kept": ["notes.txt"]}))
+    os.replace(target / "notes.txt", backup / "out" / "notes.txt")
+    with replace_dir(target, kind="report") as staging:
+        (staging / "table.md").write_text("new")
+    assert (target / "notes.txt").read_text() == "the user's" and (target / "table.md").read_text() == "new"
+    assert not backup.exists()
+
+
+def test_a_dead_writers_backup_of_a_missing_target_brings_the_old_folder_back_whole(tmp_path):
+    target = tmp_path / "out"
+    backup = _staging(tmp_path / ".out.old-999999999-abcd1234", pid=999999999, purpose="backup")
+    (backup / "out" / "multiverse-output.json").write_text(json.dumps({"kind": "report", "files": ["table.md"]}))
+    (backup / "out" / "table.md").write_text("old")
+    (backup / "out" / "notes.txt").write_text("the user's")
+    with replace_dir(target, kind="report") as staging:
+        (staging / "table.md").write_text("new")
+    assert (target / "notes.txt").read_text() == "the user's" and (target / "table.md").read_text() == "new"
+    assert not backup.exists()
+
+
+def test_a_new_output_that_would_overwrite_a_kept_entry_is_refused_and_changes_nothing(tmp_path):
+    target = tmp_path / "out"
+    with replace_dir(target, kind="report") as staging:
+        (staging / "table.md").write_text("old")
+    (target / "figure.png").write_text("the user's")
+    before = {p.name: p.read_bytes() for p in target.iterdir()}
+    with pytest.raises(OutputDirError, match="figure.png"):
+        with replace_dir(target, kind="report") as staging:
+            (staging / "figure.png").write_text("new")
+    assert {p.name: p.read_bytes() for p in target.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
