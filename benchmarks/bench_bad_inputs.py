@@ -176,10 +176,12 @@ def _damaged_runs(root: Path, good: Path) -> dict[str, Path]:
         changed = {"nc-truncated": data[: len(data) // 3], "nc-empty": b"",
                    "nc-changed": data[: len(data) // 2] + bytes([data[len(data) // 2] ^ 0x55]) + data[len(data) // 2 + 1:]}
         (target / "cube.nc").write_bytes(changed[name])
-    (copy("zarr-metadata-garbage") / "cube.zarr" / "zarr.json").write_text("{not json")
-    target = copy("zarr-only-garbage-metadata")
-    (target / "cube.nc").unlink()
-    (target / "cube.zarr" / "severity" / "zarr.json").write_text('{"zarr_format": 3}')
+    # A folder with a cube.nc reads it and never opens cube.zarr, so each damaged store stands alone.
+    for name, metadata, text in (("zarr-metadata-garbage", "zarr.json", "{not json"),
+                                 ("zarr-only-garbage-metadata", "severity/zarr.json", '{"zarr_format": 3}')):
+        target = copy(name)
+        (target / "cube.nc").unlink()
+        (target / "cube.zarr" / metadata).write_text(text)
     target = copy("no-cube")
     (target / "cube.nc").unlink()
     shutil.rmtree(target / "cube.zarr")
