@@ -241,6 +241,7 @@ def cases(root: Path, *, timeout_s: float) -> list[Case]:
         add(f"view {kind}", "view", folder, "--out", root / "never-site", "--no-figures")
         add(f"export-cases {kind}", "export-cases", folder, "--out", root / "never-cases", "--specs", SPECS)
         add(f"annotate export {kind}", "annotate", "export", folder, "--n", "1", "--out", root / "never-tasks")
+        add(f"export {kind}", "export", folder, "--format", "parquet", "--out", root / "never-parquet")
     add("show --raw unparseable-garbage", "show", damaged["unparseable-garbage"], "--replicate", "0", "--item", "0",
         "--raw")
     # C. option values that cannot work
@@ -263,6 +264,11 @@ def cases(root: Path, *, timeout_s: float) -> list[Case]:
         add(f"show {option} {value}", "show", good, option, value)
     add("show --text with no store", "show", damaged["transcripts-a-folder"], "--item", "0", "--replicate", "0",
         "--text", "--transcripts", root / "absent.sqlite")
+    add("export --format csv", "export", good, "--format", "csv", "--out", root / "never-parquet")
+    for option, value in (("--threads", "0"), ("--threads", "x"), ("--context", "10"), ("--port", "abc"),
+                          ("--port", "-1"), ("--port", "70000"), ("--weights", root / "missing.gguf"),
+                          ("--weights", bad["binary"])):
+        add(f"serve-local {option} {value}", "serve-local", option, value)
     add("data fetch missing mirror", "data", "fetch", "--mirror", root / "nowhere", "--dest", root / "data")
     add("data fetch file mirror", "data", "fetch", "--mirror", root / "afile.txt", "--dest", root / "data")
     add("data fetch file dest", "data", "fetch", "--mirror", foreign, "--dest", root / "afile.txt")
@@ -283,9 +289,10 @@ def cases(root: Path, *, timeout_s: float) -> list[Case]:
         "support")
     add("unknown command", "frobnicate")
     for command in ("run", "plan", "show", "report", "view", "inspect", "export-cases", "annotate", "contract", "data",
-                    "cache", "validate"):
+                    "cache", "validate", "export"):
         add(f"{command} with no arguments", command)
         add(f"{command} with an unknown option", command, "--no-such-option")
+    add("serve-local with an unknown option", "serve-local", "--no-such-option")  # with none it would serve
     # D. output folders that must not be replaced
     for target_name, target in (("a-file", root / "afile.txt"), ("a-foreign-folder", foreign), ("the-cwd", "."),
                                 ("the-parent", ".."), ("the-run-folder", good), ("the-cache", root / "cache")):
@@ -295,6 +302,7 @@ def cases(root: Path, *, timeout_s: float) -> list[Case]:
         add(f"view --out {target_name}", "view", good, "--out", target, "--no-figures")
         add(f"export-cases --out {target_name}", "export-cases", support, "--out", target, "--specs", SPECS)
         add(f"annotate export --out {target_name}", "annotate", "export", good, "--n", "1", "--out", target)
+        add(f"export --out {target_name}", "export", good, "--format", "parquet", "--out", target)
     # E. experiments with values validate must refuse before plan or run could crash on them
     experiments = {
         "cache-nul": _tiny(cache="a\0b"),

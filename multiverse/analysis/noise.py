@@ -6,9 +6,15 @@ systems' conversations) move together.  The estimate of a system under one
 specification is its violation rate, the mean of its valid conversation values.
 Evaluations have few items, so every Wald interval and test uses Student's t
 with G - 1 degrees of freedom (G the items with data) rather than the normal,
-and bootstrap intervals the expanded percentile interval.  The minimum
-detectable difference is a power quantity for planning; whether a difference is
-beyond the noise is a test (``exceeds_noise``: p < alpha).
+and bootstrap intervals the expanded percentile interval.
+
+One definition of the noise floor serves the text, the figures and ``report``:
+a difference's noise floor is the smallest absolute difference the two-sided
+test at ``alpha`` calls real, ``t_{1-alpha/2, G-1} * se``, and a difference is
+beyond the noise (``exceeds_noise``) when it passes that test (p < alpha, the
+same as ``|difference| > noise_floor``).  The minimum detectable difference
+(``mdd``) is a power quantity for planning how many items a study needs; it is
+never a threshold for calling a difference real.
 """
 
 from __future__ import annotations
@@ -256,9 +262,12 @@ def paired_differences(
         Dims ``system``, ``system_b`` and the specification dims:
         ``difference`` (rate(system) - rate(system_b)), ``se`` (paired,
         clustered), ``z`` (the t statistic), ``p_value`` (two-sided, Student's
-        t with G - 1 df, G the items with data), ``exceeds_noise`` (the test:
-        ``p_value < alpha``), ``mdd`` (minimum detectable difference at
-        ``power``, for planning), ``ci`` (expanded percentile cluster
+        t with G - 1 df, G the items with data), ``noise_floor`` (the
+        smallest absolute difference the test calls real:
+        ``t_{1-alpha/2, G-1} * se``), ``exceeds_noise`` (the test:
+        ``p_value < alpha``, i.e. ``|difference| > noise_floor``), ``mdd``
+        (minimum detectable difference at ``power``, for planning only),
+        ``ci`` (expanded percentile cluster
         bootstrap, dim ``ci_bound``) and ``n_clusters``.
 
     See Also
@@ -292,12 +301,14 @@ def paired_differences(
     mdd = xr.apply_ufunc(lambda s, g: minimum_detectable(s, alpha=alpha, power=power, n_clusters=g), se, clusters)
     df = np.maximum(clusters - 1, 1)
     p_value = (2 * xr.apply_ufunc(stats.t.sf, abs(z), df)).where(clusters >= 2)
+    floor = se * xr.apply_ufunc(lambda g: t_critical(1 - alpha, g), clusters)
     out = xr.Dataset(
         {
             "difference": difference,
             "se": se,
             "z": z,
             "p_value": p_value,
+            "noise_floor": floor,
             "exceeds_noise": p_value < alpha,
             "mdd": mdd,
             "ci": bounds,

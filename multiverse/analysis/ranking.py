@@ -16,6 +16,7 @@ from scipy import stats
 
 from multiverse import __version__
 from multiverse.analysis._scores import unit_scores
+from multiverse.analysis.likert import is_rated, mean_rating
 from multiverse.analysis.noise import paired_differences
 
 __all__ = [
@@ -34,7 +35,9 @@ NUISANCE = ("replicate", "item")
 
 
 def _rates(data: xr.Dataset | xr.DataArray) -> xr.DataArray:
-    """System rates per specification (rate rules only); rates pass through unchanged."""
+    """System rates per specification (rate rules only; a likert cube's mean ratings); rates pass through unchanged."""
+    if is_rated(data):
+        return mean_rating(data).reset_coords(drop=True)
     scores = unit_scores(data)
     reduce = [d for d in NUISANCE if d in scores.dims]
     rates = scores.mean(reduce) if reduce else scores
@@ -73,7 +76,7 @@ def tau(x: np.ndarray, y: np.ndarray) -> float:
 # --- public functions ---------------------------------------------------------------------------------
 
 
-def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False) -> xr.DataArray:
+def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool | None = None) -> xr.DataArray:
     """The rank of every system under every specification.
 
     Parameters
@@ -82,7 +85,9 @@ def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False)
         A cube, its scores, or a DataArray of rates with a ``system`` dim
         (e.g. from :func:`leaderboard_table`).
     higher_is_better
-        False for violation rates (lowest first), True for leaderboard scores.
+        False for violation rates (lowest first), True for leaderboard scores
+        and ratings.  Default: True for a cube of likert ratings (ranked by
+        :func:`multiverse.analysis.likert.mean_rating`), else False.
 
     Returns
     -------
@@ -94,6 +99,8 @@ def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False)
     --------
     rank_agreement, win_shares
     """
+    if higher_is_better is None:
+        higher_is_better = is_rated(data)
     rates = _rates(data)
     ranks = xr.apply_ufunc(
         rank_kernel, rates, input_core_dims=[["system"]], output_core_dims=[["system"]],
@@ -108,7 +115,7 @@ def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False)
 
 
 def rank_agreement(
-    data: xr.Dataset | xr.DataArray, *, dim: str = "judge", higher_is_better: bool = False
+    data: xr.Dataset | xr.DataArray, *, dim: str = "judge", higher_is_better: bool | None = None
 ) -> xr.Dataset:
     """How much the ranking of systems depends on the value of ``dim``.
 
@@ -123,7 +130,7 @@ def rank_agreement(
     dim
         The dim whose values are compared.
     higher_is_better
-        Orientation of the rates.
+        Orientation of the rates (default as in :func:`rankings`).
 
     Returns
     -------
@@ -136,6 +143,8 @@ def rank_agreement(
     --------
     rankings, leaderboard_table
     """
+    if higher_is_better is None:
+        higher_is_better = is_rated(data)
     rates = _rates(data)
     if dim not in rates.dims:
         raise ValueError(f"rank_agreement: dim {dim!r} not in the rates' dims {rates.dims}")

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import math
 
-__all__ = ["JOBLIB_BACKENDS", "OneLineParser", "non_negative_float", "non_negative_int", "positive_int", "share"]
+__all__ = [
+    "JOBLIB_BACKENDS", "OneLineParser", "non_negative_float", "non_negative_int", "port_number", "positive_int",
+    "share", "with_examples",
+]
 
 JOBLIB_BACKENDS = ("loky", "threading", "multiprocessing", "sequential", "dask", "ray")
 """The joblib backends ``multiverse run --backend`` accepts."""
@@ -40,6 +43,17 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def port_number(text: str) -> int:
+    """A TCP port, 0 (a free one) to 65535 (``serve-local --port``), else an argparse error naming the value."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number from 0 to 65535, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number from 0 to 65535, got {text!r}")
+    return value
+
+
 def _finite(text: str, expected: str) -> float:
     try:
         value = float(text)
@@ -64,3 +78,14 @@ def share(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a share between 0 and 1, got {text!r}")
     return value
+
+
+def with_examples(parser: argparse.ArgumentParser, *commands: str) -> None:
+    """End ``parser``'s ``--help`` with ``commands``, runnable as written from the repository's root.
+
+    The epilog is printed verbatim (``RawDescriptionHelpFormatter``), one
+    command a line under ``examples:``; ``tests/cli`` parses each with the
+    command's own parser and checks the files it names exist.
+    """
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "examples:\n" + "\n".join(f"  {command}" for command in commands)

@@ -2,13 +2,14 @@
 
 The files need nothing from this library to open: severities are stored as
 int8 with no ``_FillValue`` (the codes -1 and -2 are data, not fill), text as
-plain variable-length strings, and provenance attrs as JSON text.  Missing
-data stays missing on disk too (:mod:`multiverse.cube.integrity`): every chunk
-is written and carries a checksum, a zarr store's int8 code arrays have fill
-value -1 (so an absent chunk reads as missing, never as 0), its metadata is
-consolidated (plain ``xarray.open_zarr`` reads it without a warning), and
-:func:`open_cube` refuses a store with absent chunks or one that differs from
-the checksums its run recorded.
+plain variable-length strings, and provenance attrs as JSON text (decoded to
+dicts and lists again by :func:`open_cube`).  Missing data stays missing on
+disk too (:mod:`multiverse.cube.integrity`): every chunk is written and
+carries a checksum, a zarr store's int8 code arrays have fill value -1 (so an
+absent chunk reads as missing, never as 0), its metadata is consolidated
+(plain ``xarray.open_zarr`` reads it without a warning), and :func:`open_cube`
+refuses a store with absent chunks or one that differs from the checksums its
+run recorded.
 
 Output folders follow one rule, :mod:`multiverse.core.outputs`.
 """
@@ -26,6 +27,7 @@ import xarray as xr
 
 from multiverse.core.outputs import replace_dir
 from multiverse.core.schema import MISSING
+from multiverse.cube.build import decode_attrs, encode_attrs
 from multiverse.cube.integrity import DamagedStoreError, check_sizes, check_store
 
 __all__ = [
@@ -109,6 +111,7 @@ def stringified(ds: xr.Dataset) -> xr.Dataset:
 def _plain_strings(cube: xr.Dataset) -> xr.Dataset:
     """Object arrays of text as Python ``str`` everywhere (netCDF's vlen strings need it)."""
     out = cube.copy()
+    out.attrs = encode_attrs(cube.attrs)
     for name, var in cube.variables.items():
         if var.dtype == object:
             values = np.asarray([("" if v is None else str(v)) for v in var.values.reshape(-1)], dtype=object)
@@ -222,6 +225,7 @@ def open_cube(path: str | Path, *, lazy: bool = True, verify: bool = True) -> xr
     except (OSError, ValueError, KeyError, TypeError, RuntimeError, IndexError, AttributeError) as exc:
         detail = " ".join(str(getattr(exc, "strerror", None) or exc).split())[:200]
         raise ValueError(f"{path}: not a readable {kind} cube ({type(exc).__name__}: {detail})") from None
+    cube.attrs = decode_attrs(cube.attrs)
     cube.encoding["source"] = str(path)
     return cube
 

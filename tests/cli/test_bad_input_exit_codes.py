@@ -60,6 +60,7 @@ STORE_COMMANDS = {
     "view": lambda out, tmp: ("view", out, "--out", tmp / "site", "--no-figures"),
     "export-cases": lambda out, tmp: ("export-cases", out, "--out", tmp / "cases", "--specs", SPECS),
     "annotate-export": lambda out, tmp: ("annotate", "export", out, "--n", "1", "--out", tmp / "tasks"),
+    "export": lambda out, tmp: ("export", out, "--format", "parquet", "--out", tmp / "parquet"),
 }
 
 

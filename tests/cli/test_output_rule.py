@@ -21,22 +21,33 @@ def support_run(tmp_path, experiment_file, cli):
 
 def test_the_tour_keeps_every_other_commands_output_byte_identical_when_run_writes_again(support_run, cli):
     path, out, cache = support_run
+    beside = out.parent
+    # the README's tour writes beside the run (q-report, q-site, q-cases); outputs may also go inside it
     for args in (
         ("report", out, "--out", out / "report", "--n-boot", "5", "--format", "svg"),
         ("view", out, "--out", out / "site", "--no-figures"),
         ("export-cases", out, "--out", out / "cases", "--specs", SPECS),
+        ("report", out, "--out", beside / "q-report", "--n-boot", "5", "--format", "svg"),
+        ("view", out, "--out", beside / "q-site", "--no-figures"),
+        ("export-cases", out, "--out", beside / "q-cases", "--specs", SPECS),
+        ("export", out, "--format", "parquet", "--out", out / "parquet"),
+        ("annotate", "export", out, "--n", "2", "--out", out / "tasks"),
     ):
         code, _, stderr = cli(*args)
         assert code == 0, (args, stderr)
     (out / "notes.txt").write_text("my notes on this run")
-    others = {name: tree(out / name) for name in ("report", "site", "cases")}
+    inside = ("report", "site", "cases", "parquet", "tasks")
+    others = {name: tree(out / name) for name in inside} | {name: tree(beside / name) for name in
+                                                               ("q-report", "q-site", "q-cases")}
     assert all(others.values()) and any(n.endswith(".case.json") for n in others["cases"])
     code, _, stderr = cli("run", path, "--out", out, "--cache", cache, "--quiet")
     assert code == 0, stderr
-    assert {name: tree(out / name) for name in others} == others
+    after = {name: tree(out / name) for name in inside} | {name: tree(beside / name) for name in
+                                                             ("q-report", "q-site", "q-cases")}
+    assert after == others
     assert (out / "notes.txt").read_text() == "my notes on this run"
     assert (out / "cube.nc").is_file() and (out / "run.json").is_file()
-    assert [p.name for p in out.parent.iterdir() if p.name != "q"] == []  # no staging or backup folder left
+    assert sorted(p.name for p in beside.iterdir()) == ["q", "q-cases", "q-report", "q-site"]  # no staging left
 
 
 def test_staging_clean_up_never_touches_folders_that_only_look_like_staging(support_run, cli):

@@ -29,13 +29,17 @@ HARMLESS = {"max_tokens": 48, "max_completion_tokens": 40, "temperature": 0.25}
 
 
 def _text_of_every_file(root: Path, skip: set[str]) -> list[str]:
-    """Every file below ``root`` as text, SQLite rows (zlib payloads inflated) added."""
+    """Every file below ``root`` as text, SQLite rows (zlib payloads inflated) and parquet rows (decompressed) added."""
     texts = []
     for file in root.rglob("*"):
         if not file.is_file() or file.name in skip:
             continue
         data = file.read_bytes()
         texts.append(data.decode("utf-8", "replace"))
+        if data[:4] == b"PAR1":
+            import pyarrow.parquet as pq
+
+            texts.append(json.dumps(pq.read_table(file).to_pylist(), default=str, ensure_ascii=False))
         if data[:16] == b"SQLite format 3\x00":
             with sqlite3.connect(f"file:{file}?mode=ro", uri=True) as conn:
                 tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
@@ -99,13 +103,22 @@ def test_canaries_a_provider_echoes_back_reach_no_file_and_no_printed_line(
             ("view", out, "--out", tmp_path / "site", "--no-figures"),
             ("export-cases", out, "--out", tmp_path / "cases", "--specs", SPECS),
             ("annotate", "export", out, "--n", "1", "--out", tmp_path / "tasks", "--format", "html"),
+            ("export", out, "--format", "parquet", "--out", tmp_path / "parquet"),
         ):
             code, stdout, stderr = cli(*args)
             assert code == 0, (args, stderr)
             streams += [stdout, stderr]
+        task = json.loads((tmp_path / "tasks" / "tasks.jsonl").read_text().splitlines()[0])
+        labels = tmp_path / "labels.jsonl"
+        labels.write_text(json.dumps({"task": task["task"], "annotator": "ann", "turn": 1,
+                                      "principle": task["principles"][0]["id"], "severity": 1}) + "\n")
+        code, stdout, stderr = cli("annotate", "import", labels, "--cube", out, "--out", tmp_path / "labelled.nc")
+        assert code == 0, stderr
+        streams += [stdout, stderr]
         echoed = [body for body in server.bodies if "accessToken" in body]
         assert echoed, "the secret parameters reached the provider (and were echoed back)"
     assert (tmp_path / "cases").is_dir() and any((tmp_path / "cases").glob("*.case.json"))
+    assert (tmp_path / "parquet" / "conversations.parquet").is_file()
     texts = _text_of_every_file(tmp_path, skip={path.name}) + streams + [caplog.text]
     assert _leaks(texts, canaries) == []
     assert any("| echo " in text for text in texts)  # the echoes were kept, with the secrets masked
