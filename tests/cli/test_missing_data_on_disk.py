@@ -87,3 +87,21 @@ def test_a_changed_byte_in_a_run_s_netcdf_cube_is_refused(run_folder, cli):
         multiverse.open_cube(run_folder, lazy=False)
     code, _, stderr = cli("show", path, "--replicate", "0", "--item", "0")
     assert code == 2 and len(stderr.strip().splitlines()) == 1, stderr
+
+
+@pytest.mark.parametrize("how", ["last-bytes-zeroed", "one-byte-flipped", "emptied"])
+def test_a_changed_severity_chunk_is_refused_by_its_checksum(how, run_folder, cli, tmp_path):
+    store = run_folder / "cube.zarr"
+    chunk = _severity_chunks(store)[-1]
+    data = bytearray(chunk.read_bytes())
+    if how == "last-bytes-zeroed":
+        data[-3:] = b"\x00\x00\x00"
+    elif how == "one-byte-flipped":
+        data[len(data) // 2] ^= 0x01
+    else:
+        data = bytearray()
+    chunk.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="cube.zarr"):
+        multiverse.open_cube(store, lazy=False)
+    code, _, stderr = cli("report", store, "--out", tmp_path / "report", "--n-boot", "5", "--format", "svg")
+    assert code == 2 and len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr, stderr
