@@ -20,8 +20,8 @@ import xarray as xr
 from multiverse.analysis.canaries import canary_table
 from multiverse.analysis.overview import AGREEMENTS, N_BOOT, SUMMARY_KEYS, Overview, curve_tests, overview, summary_table
 from multiverse.analysis.probes import probe_effects
+from multiverse.core.outputs import replace_dir
 from multiverse.cube.canaries import canary_results, describe_pooled
-from multiverse.cube.io import replace_dir
 from multiverse.plots._style import style
 from multiverse.plots.agreement import plot_agreement
 from multiverse.plots.curve import plot_spec_curve
@@ -31,7 +31,7 @@ from multiverse.plots.probes import plot_canaries, plot_probe_effects
 from multiverse.plots.ranking import plot_rank_flips, plot_rankings
 from multiverse.plots.variance import plot_decision_study, plot_variance
 
-__all__ = ["SUMMARY_KEYS", "Report", "summary_table", "markdown_table", "write_report"]
+__all__ = ["SUMMARY_KEYS", "Report", "figure_file_name", "summary_table", "markdown_table", "write_report"]
 
 
 @dataclass
@@ -57,6 +57,13 @@ def markdown_table(frame: pd.DataFrame, *, digits: int = 4) -> str:
     return "\n".join([header, rule, *body]) + "\n"
 
 
+def figure_file_name(name: str) -> str:
+    """A figure's file name (without suffix) from its name, which holds labels: path separators, NUL and a
+    leading dot become ``_``, so any label gives one file inside the report folder."""
+    safe = name.replace("/", "_").replace("\\", "_").replace("\0", "_")
+    return "_" + safe[1:] if safe.startswith(".") else safe
+
+
 def write_report(
     cube: xr.Dataset,
     out: str | Path,
@@ -77,7 +84,7 @@ def write_report(
     out
         Output folder, replaced as a whole (built beside it, then swapped in)
         and marked with a manifest; it must be missing, empty or an earlier
-        report (see :func:`multiverse.cube.io.check_output_dir`).
+        report (see :func:`multiverse.core.outputs.check_output_dir`).
     n_boot
         Resampling draws of curves, intervals and paired differences.
     seed
@@ -104,7 +111,7 @@ def write_report(
 
     Raises
     ------
-    multiverse.cube.io.OutputDirError
+    multiverse.core.outputs.OutputDirError
         If ``out`` must not be replaced or cannot be written (before any figure is drawn).
 
     See Also
@@ -154,7 +161,7 @@ def _write_into(
         fig = axes.figure
         with style():
             for fmt in formats:
-                path = out / f"{name}.{fmt}"
+                path = out / f"{figure_file_name(name)}.{fmt}"
                 fig.savefig(path)
                 report.figures.append(path)
         plt.close(fig)

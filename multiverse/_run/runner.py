@@ -15,24 +15,30 @@ import xarray as xr
 
 from multiverse._run.assemble import assemble_cube, provenance
 from multiverse._run.canaries import run_canaries
-from multiverse._run.execute import execute_units
+from multiverse._run.execute import check_backend, execute_units
 from multiverse._run.records import UnitResult
 from multiverse._run.stream import STREAM_CONVERSATIONS, CubeStore, RunTally, unparsed_lines, write_netcdf
 from multiverse.config.experiment import Experiment, load_experiment
 from multiverse.config.experiment_fields import CanaryOptions
 from multiverse.core.schema import ENDED_STATES, FAILURE_REASONS
 from multiverse.cube.canaries import NoJudgeSignal
-from multiverse.llm.redact import redact_tree
+from multiverse.llm.redact import redact_tree, register_secrets_of, scrub
 from multiverse.plan import Plan, make_plan
 
 __all__ = ["UNPARSED_FILE", "failed_share", "run", "resolve_experiment", "resolve_cache", "load_roles", "merge_summaries"]
 
 
 def resolve_experiment(experiment: Experiment | str | Path) -> Experiment:
-    """An :class:`Experiment` from itself or from a file path (fully validated)."""
-    if isinstance(experiment, Experiment):
-        return experiment
-    return load_experiment(experiment)
+    """An :class:`Experiment` from itself or from a file path (fully validated), its secrets registered.
+
+    Every value the experiment holds under a secret name or as a header, and
+    every URL password, is registered for redaction
+    (:func:`multiverse.llm.redact.register_secrets_of`) before any request is
+    built or anything is written.
+    """
+    e = experiment if isinstance(experiment, Experiment) else load_experiment(experiment)
+    register_secrets_of(e.to_dict())  # its secret values are scrubbed from everything written or printed
+    return e
 
 
 def resolve_cache(experiment: Experiment, cache: str | Path | None) -> Path:
@@ -165,7 +171,7 @@ def run(
         ones, never a mix.  It must be missing, empty or an earlier run's
         output, and must neither be nor contain the working directory, the
         cache, the experiment file or the specs; this and its writability are
-        checked before any model call (:func:`multiverse.cube.io.check_output_dir`).
+        checked before any model call (:func:`multiverse.core.outputs.check_output_dir`).
         The store also keeps every judge's stated reasons
         (:func:`multiverse.judge_reasons`), and the returned cube's
         ``encoding["source"]`` names the written ``cube.nc``.
@@ -219,7 +225,7 @@ def run(
     multiverse.llm.RunStopped
         If a spend cap or an offline cache miss stopped the run; everything
         finished is cached, and a rerun resumes.
-    multiverse.cube.io.OutputDirError
+    multiverse.core.outputs.OutputDirError
         If ``out`` must not be replaced or cannot be written (before any call).
     multiverse.cube.canaries.NoJudgeSignal
         With ``require_judge_signal``, if a judge has no signal on its canaries.
@@ -245,13 +251,14 @@ def run(
         )
     if require_judge_signal and e.canaries is None:
         e = replace(e, canaries=CanaryOptions())
+    check_backend(backend)
     if not offline:
         _require_credentials(e)
     plan = make_plan(e)
     roles = load_roles(e)
     cache_dir = resolve_cache(e, cache)
     if out is not None:
-        from multiverse.cube.io import check_output_dir
+        from multiverse.core.outputs import check_output_dir
 
         protected = {"the cache": cache_dir, "the experiment file": e.source or None, "the specs": e.specs_dir()}
         check_output_dir(out, kind="run", protected=protected)
@@ -284,13 +291,15 @@ def _run_streamed(
 
     See :mod:`multiverse._run.stream`; the folder is swapped in whole at the end.
     """
+    from multiverse.core.outputs import replace_dir
     from multiverse.core.transcript import Transcript, TranscriptStore
-    from multiverse.cube.io import open_cube, replace_dir
+    from multiverse.cube.integrity import RECORD_FILE, store_record
+    from multiverse.cube.io import CUBE_NAMES, open_cube
 
     tally = RunTally()
     with replace_dir(out, kind="run") as staging:
         cube_store = CubeStore(staging / "cube.zarr", plan, roles, attrs=attrs)
-        with TranscriptStore(staging / TranscriptStore.FILENAME) as store, \
+        with TranscriptStore(staging / TranscriptStore.FILENAME, scrub=scrub) as store, \
                 (staging / UNPARSED_FILE).open("w", encoding="utf-8") as unparsed:
 
             def keep(result: UnitResult) -> None:
@@ -299,7 +308,7 @@ def _run_streamed(
                 cube_store.write(result, reason_rows=reason_rows)
                 store.put(Transcript.from_dict(record.transcript) for record in result.records)
                 store.put_reasons(reason_rows)
-                unparsed.writelines(unparsed_lines(result.records))
+                unparsed.writelines(scrub(line) for line in unparsed_lines(result.records))
 
             _, summaries = execute_units(plan, roles, **options, on_result=keep, window=window)
         info = redact_tree(
@@ -307,7 +316,8 @@ def _run_streamed(
         )
         cube_store.finish(run_info=info)
         write_netcdf(staging / "cube.zarr", staging / "cube.nc")
-        (staging / "run.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        record = {**info, "integrity": store_record(staging, CUBE_NAMES, sizes=cube_store.sizes)}
+        (staging / RECORD_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return open_cube(out / "cube.nc", lazy=False)
 
 

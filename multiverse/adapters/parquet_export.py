@@ -37,9 +37,11 @@ import pyarrow.parquet as pq
 import xarray as xr
 
 from multiverse.core import schema as S
+from multiverse.core.outputs import check_output_dir, replace_dir
 from multiverse.core.transcript import TranscriptStore
 from multiverse.cube.build import to_long
-from multiverse.cube.io import CUBE_NAMES, open_cube, replace_dir
+from multiverse.cube.io import CUBE_NAMES, open_cube
+from multiverse.llm.redact import scrub
 from multiverse.cube.scales import judge_categories, judge_scales
 
 __all__ = ["EXPORT_KIND", "FILES", "CONVERSATION_SCHEMA", "export_parquet", "conversation_table"]
@@ -91,10 +93,10 @@ def conversation_table(cube: xr.Dataset, store: TranscriptStore) -> pa.Table:
             columns["turn"].append(int(event.turn))
             columns["actor"].append(event.actor)
             columns["assistant_turn"].append(assistant if event.actor == "assistant" else None)
-            columns["text"].append(event.text)
-            columns["actions"].append([{"name": a.name, "arguments": json.dumps(dict(a.arguments), sort_keys=True)}
+            columns["text"].append(scrub(event.text))
+            columns["actions"].append([{"name": a.name, "arguments": scrub(json.dumps(dict(a.arguments), sort_keys=True))}
                                        for a in event.actions])
-            columns["meta"].append(json.dumps(dict(event.meta), sort_keys=True, default=str))
+            columns["meta"].append(scrub(json.dumps(dict(event.meta), sort_keys=True, default=str)))
     return pa.table(columns, schema=CONVERSATION_SCHEMA)
 
 
@@ -120,7 +122,8 @@ def export_parquet(source: str | os.PathLike[str], *, out: str | os.PathLike[str
         or a cube file with its transcript store beside it.
     out
         The output folder; replaced only when missing, empty or an earlier
-        export (:func:`multiverse.cube.io.check_output_dir`).
+        export, keeping what that export did not write
+        (:func:`multiverse.core.outputs.check_output_dir`).
 
     Returns
     -------
@@ -132,10 +135,18 @@ def export_parquet(source: str | os.PathLike[str], *, out: str | os.PathLike[str
     ------
     FileNotFoundError
         If no cube is found at ``source``.
-    multiverse.cube.io.OutputDirError
-        If ``out`` must not be replaced.
+    multiverse.core.outputs.OutputDirError
+        If ``out`` must not be replaced (checked before the cube is read).
+    multiverse.core.transcript.StoreError
+        If the transcript store beside the cube cannot be read.
+
+    Notes
+    -----
+    Known secret values (the environment's, the experiment's) are scrubbed from
+    every conversation text before it is written (:func:`multiverse.llm.redact.scrub`).
     """
     path = Path(source)
+    check_output_dir(out, kind=EXPORT_KIND, protected={"the run or cube": path})
     if path.is_dir() and path.suffix != ".zarr" and not any((path / name).exists() for name in CUBE_NAMES):
         raise FileNotFoundError(f"{path}: no {' or '.join(CUBE_NAMES)} in this folder")
     cube, store_path = _locate(path)
@@ -148,7 +159,7 @@ def export_parquet(source: str | os.PathLike[str], *, out: str | os.PathLike[str
         judges.to_parquet(staging / "judges.parquet", index=False)
         counts["judges.parquet"] = len(judges)
         if store_path is not None:
-            with TranscriptStore(store_path) as store:
+            with TranscriptStore.open_existing(store_path) as store:
                 table = conversation_table(cube, store)
             pq.write_table(table, staging / "conversations.parquet")
             counts["conversations.parquet"] = table.num_rows

@@ -66,8 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] not in SUBCOMMANDS:
         parser = build_parser()
         if argv and argv[0] not in ("-h", "--help"):
-            parser.print_usage(sys.stderr)
-            print(f"multiverse: error: unknown command {argv[0]!r}", file=sys.stderr)
+            print(f"multiverse: error: unknown command {argv[0]!r} (see multiverse --help)", file=sys.stderr)
             return 2
         parser.print_help()
         return 0
@@ -82,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         from multiverse.cli._guard import report_failure
 
         return report_failure(name, exc)
-    sub = argparse.ArgumentParser(prog=f"multiverse {name}", description=SUBCOMMANDS[name])
+    from multiverse.cli._options import OneLineParser
+
+    sub = OneLineParser(prog=f"multiverse {name}", description=SUBCOMMANDS[name])
     module.add_arguments(sub)
     args = sub.parse_args(rest)
     from multiverse.cli._guard import run_command

@@ -8,8 +8,9 @@ denominators; exit 1 when a result blocks under the gate, else 0.
 both contract versions and lists the decisions that changed; exit 0 when none
 did, 1 when some did.
 
-Both exit 2, with one line on stderr naming the file, for unreadable input.
-Neither prints transcript text.
+Both exit 2, with one line on stderr naming the file, for unreadable input;
+``check`` also when the paths hold no case at all (a gate that checked nothing
+must not pass).  Neither prints transcript text.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def _check(args: argparse.Namespace) -> int:
         report = check_cases(args.cases, gate=gate)
     except CaseFormatError as exc:
         return _problem(str(exc))
+    if not report.results:  # a gate that checked nothing must not pass
+        return _problem(f"{' '.join(map(str, args.cases))}: no case files found (expected *.json or *.jsonl cases)")
     blocking = set(report.blocking)
     out = []
     for k, (_, result) in enumerate(report.results):

@@ -1,9 +1,16 @@
-"""``multiverse data``: fetch, verify and locate the public data sets."""
+"""``multiverse data``: fetch, verify and locate the public data sets.
+
+Exit codes: 0 done; 1 ``verify`` found a file missing or corrupt; 2 bad input
+(a mirror or ``--dest`` that is not a folder, a mirror lacking a file, a file
+whose sha256 differs from the manifest's, an unknown name, ``path`` of a file
+not fetched); 3 a download failed (what was fetched is kept: rerun to resume).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import urllib.error
 
 from multiverse.cli._options import with_examples
 
@@ -50,4 +57,9 @@ def main(args: argparse.Namespace) -> int:
         return 0
     except data.DataError as exc:
         print(f"multiverse data: {exc}", file=sys.stderr)
-        return 1
+        return 2
+    except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        print(f"multiverse data: download failed ({reason}); files fetched so far are kept, rerun to resume",
+              file=sys.stderr)
+        return 3

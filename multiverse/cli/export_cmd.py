@@ -28,11 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from multiverse.adapters.parquet_export import export_parquet
-    from multiverse.cube.io import OutputDirError
 
     try:
         counts = export_parquet(args.run, out=args.out)
-    except (FileNotFoundError, OutputDirError, ValueError) as exc:
+    except (FileNotFoundError, ValueError) as exc:
         print(f"multiverse export: {exc}", file=sys.stderr)
         return 2
     for name, rows in counts.items():

@@ -2,12 +2,13 @@
 
 Reads an existing cube (a ``.nc`` file, ``.zarr`` folder or run folder) and
 calls no model.  Analyses the cube cannot support are skipped with a one-line note.
-The analyses are kept beside the cube (``cube.analyses.nc``), so ``multiverse view``
-on the same cube draws the same figures and prints the same p-values without
-analysing it again; a changed cube is analysed afresh.
-``--out`` follows the output-folder rule of ``multiverse run``
-(:func:`multiverse.cube.io.check_output_dir`): it must be missing, empty or an
-earlier report, and is checked before anything is computed; exit 2 otherwise.
+``--out`` follows the output-folder rule of every command that writes
+(:mod:`multiverse.core.outputs`): it must be missing, empty or an earlier
+report (what that report did not write stays), and is checked before anything
+is computed; exit 2 otherwise.  The analyses are kept beside the cube
+(``cube.analyses.nc``), so ``multiverse view`` on the same cube draws the same
+figures and prints the same p-values without analysing it again; a changed cube
+is analysed afresh.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from multiverse.analysis.overview_cache import cached_overview
-    from multiverse.cube.io import check_output_dir
+    from multiverse.core.outputs import check_output_dir
 
     try:
         check_output_dir(args.out, kind="report", protected={"the cube": args.cube})

@@ -18,7 +18,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from multiverse.cli._options import JOBLIB_BACKENDS, positive_int, with_examples
+from multiverse.cli._options import (
+    JOBLIB_BACKENDS, non_negative_float, non_negative_int, positive_int, share, with_examples,
+)
 
 __all__ = ["add_arguments", "main"]
 
@@ -35,11 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rebuild every rollout from its cached responses instead of reusing stored replays of unchanged ones",
     )
-    parser.add_argument("--max-calls", type=int, metavar="N", help="stop before request N+1 (replaces the file's max_calls)")
-    parser.add_argument("--max-cost", type=float, metavar="USD", help="stop once this much is spent (replaces max_cost_usd)")
+    parser.add_argument("--max-calls", type=non_negative_int, metavar="N",
+                        help="stop before request N+1 (replaces the file's max_calls)")
+    parser.add_argument("--max-cost", type=non_negative_float, metavar="USD",
+                        help="stop once this much is spent (replaces max_cost_usd)")
     parser.add_argument(
         "--max-failed-share",
-        type=float,
+        type=share,
         default=0.5,
         metavar="F",
         help="exit 3 when more than this share of conversations failed (default 0.5)",

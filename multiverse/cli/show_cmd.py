@@ -80,17 +80,23 @@ def _store_path(cube_path: Path, explicit: str | None) -> Path:
 
 def _unparsed(cube_path: Path, transcript_id: str) -> dict[int, list[tuple[str, str]]]:
     """turn -> [(judge, raw text)] of the conversation's unparseable judge replies."""
+    from multiverse.core.files import read_regular
+
     from multiverse._run.runner import UNPARSED_FILE
 
     path = _store_path(cube_path, None).with_name(UNPARSED_FILE)
     if not path.exists():
         raise FileNotFoundError(f"--raw: no {UNPARSED_FILE} at {path} (written by multiverse run --out)")
     out: dict[int, list[tuple[str, str]]] = {}
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
+    for number, line in enumerate(read_regular(path, what="file of unparseable replies").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
             entry = json.loads(line)
             if entry["transcript_id"] == transcript_id:
-                out.setdefault(int(entry["turn"]), []).append((entry["judge"], entry["text"]))
+                out.setdefault(int(entry["turn"]), []).append((str(entry["judge"]), str(entry["text"])))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{number}: not a record of an unparseable reply ({type(exc).__name__})") from None
     return out
 
 
@@ -130,8 +136,12 @@ def main(args: argparse.Namespace) -> int:
         if not path.exists():
             print(f"multiverse show: --text: no transcript store at {path}", file=sys.stderr)
             return 2
-        with TranscriptStore(path) as store:
-            transcript = store.get(transcript_id)
+        with TranscriptStore.open_existing(path) as store:
+            try:
+                transcript = store.get(transcript_id)
+            except KeyError as exc:
+                print(f"multiverse show: --text: {exc.args[0]}", file=sys.stderr)
+                return 2
     unparsed: dict[int, list[tuple[str, str]]] = {}
     if args.raw:
         try:

@@ -2,8 +2,12 @@
 
 Writes a self-contained site (no server, no network) and prints the tests of
 the specification curve (the lines ``multiverse report`` prints, from the same
-analyses kept beside the cube), then the path of its ``index.html``.  Exit 0 when written, 2 on bad input (no cube, an output folder
-holding files the viewer did not write).
+analyses kept beside the cube), then the path of its ``index.html``.  ``--out``
+follows the output-folder rule of every command that writes
+(:mod:`multiverse.core.outputs`): missing, empty or an earlier site (what that
+did not write stays), checked before anything is read.  Exit 0 when written, 2
+on bad input (no cube, a damaged cube or transcript store, a refused output
+folder).
 """
 
 from __future__ import annotations

@@ -357,6 +357,12 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
     timeout_s = reader.optional(top, "timeout_s", lambda v, f: positive(reader, v, f))
     cache = reader.optional(top, "cache", reader.string)
     specs = reader.optional(top, "specs", reader.string)
+    if cache is not None and "\0" in cache:
+        reader.problem("cache", "expected a path, got text with a NUL character")
+        cache = None
+    if specs is not None and "\0" in specs:
+        reader.problem("specs", "expected a path, got text with a NUL character")
+        specs = None
     description = top.get("description", "")
     if not isinstance(description, str):
         reader.expected("description", "a string", description)

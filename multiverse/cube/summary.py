@@ -226,7 +226,14 @@ def summary(cube: xr.Dataset) -> CubeSummary:
     Examples
     --------
     >>> print(multiverse.summary(cube))  # doctest: +SKIP
+
+    Raises
+    ------
+    ValueError
+        If ``cube`` is not a judgment cube (no ``severity`` with a ``judge`` dim).
     """
+    if not isinstance(cube, xr.Dataset) or "severity" not in cube or "judge" not in cube["severity"].dims:
+        raise ValueError("summary: not a judgment cube (expected a Dataset with a 'severity' variable over 'judge')")
     severity = cube["severity"]
     codes = severity.transpose(..., "judge").values.reshape(-1, severity.sizes["judge"])
     judges = [str(j) for j in severity["judge"].values]

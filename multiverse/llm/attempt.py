@@ -3,17 +3,21 @@
 :class:`~multiverse.llm.client.Client` decides when to attempt (cache, leases,
 limits, retries, caps); this module makes the attempt and says what came back:
 a :class:`Reply`, or a classified :class:`~multiverse.llm.retry.Failure` (an
-empty or filtered reply is a failure too, never an empty answer).
+empty or filtered reply is a failure too, never an empty answer).  A provider's
+reply has every known secret value scrubbed (:func:`multiverse.llm.redact.scrub`)
+before anything keeps it: a server that echoes a key or a header stores nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 from multiverse.llm.accounting import CHARS_PER_TOKEN, prompt_chars
 from multiverse.llm.litellm_call import Reply
+from multiverse.llm.redact import scrub
 from multiverse.llm.request import Request
 from multiverse.llm.retry import Failure, classify
 
@@ -71,7 +75,11 @@ async def _send(request: Request, attempt: int, *, world: World | None, timeout_
         return await _send_sim(request, attempt, world)
     from multiverse.llm.litellm_call import acall
 
-    return await acall(request, timeout_s=timeout_s)
+    reply = await acall(request, timeout_s=timeout_s)
+    # a provider may echo a key or header back: no known secret value goes further (cache, transcripts, outputs)
+    text = scrub(reply.text) if reply.text is not None else None
+    tool_calls = tuple(json.loads(scrub(json.dumps(call))) for call in reply.tool_calls)
+    return Reply(text, tool_calls, reply.usage, reply.cost_usd, reply.finish_reason)
 
 
 async def _send_sim(request: Request, attempt: int, world: World) -> Reply | Failure:

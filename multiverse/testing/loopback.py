@@ -17,6 +17,10 @@ in the last message's content (that request then fails on every attempt):
 ``timeout``  no answer for ``hang_s``;  ``malformed``  200 with invalid JSON;
 ``truncated``  the body (or stream) cut off mid-way;  ``empty``  200 with empty content;
 ``auth``  401 echoing the key it got, as providers do;  ``bad_request``  400;  ``not_found``  404 (unknown model).
+With ``echo=True`` every reply also echoes what the request carried besides its
+messages (the ``Authorization`` header, every ``X-`` header and every body
+parameter), as a careless provider or proxy might: what a client keeps of such
+replies shows whether it scrubs the secrets it sent.
 
 The server counts requests per body digest (:attr:`LoopbackServer.requests`),
 fully answered ones (:attr:`LoopbackServer.answered`), injected faults
@@ -102,6 +106,9 @@ class LoopbackServer:
     port
         The port to listen on (default: a free one), e.g. the port of a server
         stopped before, so a client resumes against the same ``api_base``.
+    echo
+        Append the request's ``Authorization`` and ``X-`` headers and its body
+        parameters (all but ``messages``) to every reply text.
     """
 
     def __init__(
@@ -115,6 +122,7 @@ class LoopbackServer:
         hang_s: float = 5.0,
         answer: Callable[[Mapping[str, Any]], str | int | None] | None = None,
         port: int = 0,
+        echo: bool = False,
     ) -> None:
         unknown = sorted(set(fault_kinds) - set(FAULTS))
         if unknown:
@@ -129,6 +137,7 @@ class LoopbackServer:
         self.hang_s = hang_s
         self.answer = answer
         self._port = port
+        self.echo = echo
         self.requests: Counter[str] = Counter()
         self.answered: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
@@ -282,6 +291,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(chosen, {"error": {"message": message, "type": "server_error", "code": chosen}})
             return
         text = "" if fault == "empty" else chosen if chosen is not None else reply_text(body)
+        if text and owner.echo:
+            headers = {k: v for k, v in self.headers.items() if k.lower() == "authorization" or k.lower().startswith("x-")}
+            params = {k: v for k, v in body.items() if k != "messages"}
+            text += " | echo " + json.dumps({"headers": headers, "params": params}, sort_keys=True)
         if body.get("stream"):
             self._stream(body, digest, text, truncated=fault == "truncated")
             return

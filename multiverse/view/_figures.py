@@ -132,7 +132,7 @@ def linked_figures(cube: xr.Dataset, out: Path, *, analyses: Overview) -> tuple[
     import matplotlib
 
     matplotlib.use("Agg")
-    from multiverse.report import write_report
+    from multiverse.report import figure_file_name, write_report
 
     links: dict[str, list[str]] = {}
 
@@ -146,5 +146,6 @@ def linked_figures(cube: xr.Dataset, out: Path, *, analyses: Overview) -> tuple[
                                         if "judge" in result.dims else result.sel(system=facet["system"]), facet)
 
     report = write_report(cube, out, formats=("svg",), decorate=decorate, analyses=analyses)
-    figures = [Figure(p.stem, p, links.get(p.stem, [])) for p in report.figures]
+    by_file = {figure_file_name(name): urls for name, urls in links.items()}
+    figures = [Figure(p.stem, p, by_file.get(p.stem, [])) for p in report.figures]
     return figures, list(report.notes)

@@ -8,7 +8,8 @@ import xarray as xr
 
 from multiverse.config.experiment import load_experiment
 from multiverse.cube.build import new_cube
-from multiverse.cube.io import open_cube, replace_dir, save_cube
+from multiverse.core.outputs import replace_dir
+from multiverse.cube.io import open_cube, save_cube
 from multiverse.plan import estimate_calls, make_plan
 
 
