@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -28,6 +27,8 @@ import numpy as np
 import xarray as xr
 
 from multiverse.config.experiment import Experiment
+from multiverse.core.canonical import digest as canonical_digest
+from multiverse.core.canonical import plain
 from multiverse.core.choices import SIM_PREFIX, ModelSpec, sim_entry
 from multiverse.core.schema import CONVERSATION_DIMS
 
@@ -54,15 +55,14 @@ class Unit:
 
 
 def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return canonical_digest(value, length=16)
 
 
 def _model(spec: ModelSpec) -> dict[str, Any]:
     out = {"model": spec.model, "api_base": spec.api_base, "params": dict(spec.params), "template": spec.template}
     # Only when set, so the digests of plans written before these keys existed stay the same.
     if spec.response_format is not None:
-        out["response_format"] = json.loads(json.dumps(spec.response_format, default=dict))
+        out["response_format"] = plain(spec.response_format)
     if spec.seed is not None:
         out["seed"] = spec.seed
     return out
@@ -86,22 +86,19 @@ def _identity(experiment: Experiment, spec: ModelSpec) -> dict[str, Any]:
 
 
 def _judge(experiment: Experiment, label: str) -> dict[str, Any]:
+    """What a judge's verdicts depend on: its kind, its model's identity or its value, its members'."""
     spec = experiment.judges[label]
-    if spec.kind == "model":
-        assert spec.model is not None
-        return {"kind": "model", **_identity(experiment, spec.model)}
-    if spec.kind == "deterministic":
-        return {"kind": "deterministic", "name": spec.name}
-    return {"kind": "panel", "combine": spec.combine, "members": [_judge(experiment, m) for m in spec.members]}
+    if spec.model is not None:
+        return {"kind": spec.kind, **_identity(experiment, spec.model)}
+    out: dict[str, Any] = {"kind": spec.kind, "value": spec.value}
+    if spec.members:
+        out["members"] = [_judge(experiment, m) for m in spec.members]
+    return out
 
 
 def model_judge_specs(experiment: Experiment) -> dict[str, ModelSpec]:
     """The model judges of an experiment, label -> model spec."""
-    return {
-        label: spec.model
-        for label, spec in experiment.judges.items()
-        if spec.kind == "model" and spec.model is not None
-    }
+    return {label: spec.model for label, spec in experiment.judges.items() if spec.model is not None}
 
 
 @dataclass(frozen=True)

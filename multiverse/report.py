@@ -23,6 +23,7 @@ from multiverse.analysis.raters import agreement_ci
 from multiverse.analysis.variance import decision_study, variance_decomposition
 from multiverse.core import schema as S
 from multiverse.cube.io import replace_dir
+from multiverse.cube.scales import judge_scales
 from multiverse.plots._style import style
 from multiverse.plots.agreement import plot_agreement
 from multiverse.plots.curve import plot_spec_curve
@@ -205,14 +206,19 @@ def _write_into(
                 figure(name, lambda r=role, c=condition: plot_spec_curve(curve, role=r, condition=c), curve,
                        role=role, condition=condition, system=list(target.get("contrast", systems[:1])))
 
-    # agreement between judges (the truth joins when planted)
-    if sizes["judge"] < 2 and "truth" not in cube:
+    # agreement between judges (the truth joins when planted); judges whose labels are not severities
+    # (pairwise, likert: multiverse.core.scales) have no clear breach to compare
+    verdict_judges = [j for j, s in judge_scales(cube).items() if s in ("severity", "binary")]
+    if len(verdict_judges) < sizes["judge"]:
+        skip("agreement of " + ", ".join(j for j in judge_scales(cube) if j not in verdict_judges),
+             "their labels are not severities")
+    if len(verdict_judges) < 2 and "truth" not in cube:
         skip("judge agreement", "one judge and no truth to compare it with")
     else:
         with_truth = "truth" in cube
         for metric, standard in (("cohen_kappa", "clear_breach"), ("krippendorff_alpha", None)):
-            result = agreement_ci(cube, metric=metric, standard=standard, include_truth=with_truth,
-                                  n_boot=min(n_boot, 200), seed=seed)
+            result = agreement_ci(cube.sel(judge=verdict_judges), metric=metric, standard=standard,
+                                  include_truth=with_truth, n_boot=min(n_boot, 200), seed=seed)
             figure(f"agreement_{metric}", lambda r=result: plot_agreement(r), result)
 
     # noise floors and rankings need several systems

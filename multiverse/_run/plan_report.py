@@ -78,7 +78,10 @@ def count_calls(plan: Plan, roles: Mapping[str, Any], *, cache: str | Path) -> t
     any other unit contributes the estimate of :func:`multiverse.plan.estimate_unit_calls`
     (or what the cache served, when that is more).
     """
-    from multiverse._run.execute import make_client, run_sync, run_unit
+    from multiverse._run.execute import judge_unit, make_client, run_sync, run_unit
+    from multiverse.judge.build import make_judges
+
+    judges = make_judges(plan.experiment.judges)
 
     needed: Counter[str] = Counter()
     cached: Counter[str] = Counter()
@@ -87,7 +90,8 @@ def count_calls(plan: Plan, roles: Mapping[str, Any], *, cache: str | Path) -> t
     async def one(client: Any, unit: Any) -> None:
         replay = _CacheOnly(client, seen)
         try:
-            await run_unit(replay, plan, unit, roles[unit.role])
+            role = roles[unit.role]
+            await judge_unit(replay, plan, unit, role, judges, await run_unit(replay, plan, unit, role, judges))
             complete = True
         except _Uncached:
             complete = False
@@ -165,10 +169,9 @@ def plan_report(experiment: Experiment, *, cache: str | Path | None = None) -> d
             "cost_usd": estimate_cost_usd(model, to_call),
         }
     costs = [m["cost_usd"] for m in models.values()]
-    from multiverse._run.checks import named_models
     from multiverse.llm.credentials import check_credentials
 
-    specs = [spec for _, spec in named_models(experiment) if models.get(spec.model, {}).get("to_call")]
+    specs = [spec for _, spec in experiment.named_models() if models.get(spec.model, {}).get("to_call")]
     return {
         "missing_credentials": {model: list(names) for model, names in check_credentials(specs).items()},
         "experiment": experiment.name,

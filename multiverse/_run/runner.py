@@ -14,11 +14,10 @@ from typing import Any
 import xarray as xr
 
 from multiverse._run.assemble import assemble_cube, provenance
-from multiverse._run.checks import load_experiment
 from multiverse._run.execute import execute_units
 from multiverse._run.records import UnitResult
 from multiverse._run.stream import STREAM_CONVERSATIONS, CubeStore, RunTally, unparsed_lines, write_netcdf
-from multiverse.config.experiment import Experiment
+from multiverse.config.experiment import Experiment, load_experiment
 from multiverse.core.schema import ENDED_STATES, FAILURE_REASONS
 from multiverse.llm.redact import redact_tree
 from multiverse.plan import Plan, make_plan
@@ -84,6 +83,10 @@ def _coverage(tally: RunTally) -> dict[str, Any]:
     return nested
 
 
+USER_REPLY_COUNTS = ("replies", "cut", "out_of_character", "stage_direction", "narration", "speaker_turn")
+"""``run.json``'s ``user_replies``: a real user model's replies, those cut at the length limit, and what was stripped."""
+
+
 def _run_summary(plan: Plan, tally: RunTally, summary: Mapping[str, Any], wall_s: float) -> dict[str, Any]:
     failures: Counter[str] = Counter(summary["failures"])
     failures["unparseable"] += tally.unparseable
@@ -108,6 +111,12 @@ def _run_summary(plan: Plan, tally: RunTally, summary: Mapping[str, Any], wall_s
     }
     if plan.experiment.is_campaign:
         info["coverage"] = _coverage(tally)
+    if any(summary.get("leak_guard", {}).values()):
+        info["leak_guard"] = summary["leak_guard"]
+    if summary.get("response_format_fallbacks"):
+        info["response_format_fallbacks"] = summary["response_format_fallbacks"]
+    if tally.user_replies:
+        info["user_replies"] = {kind: tally.user_replies[kind] for kind in USER_REPLY_COUNTS}
     return info
 
 
@@ -233,7 +242,7 @@ def run(
     records = [record for result in results for record in result.records]
     cube = assemble_cube(plan, roles, records, attrs=attrs)
     info = redact_tree(_run_summary(plan, tally, merge_summaries(summaries), time.perf_counter() - started))
-    cube.attrs["run"] = json.dumps(info, sort_keys=True)
+    cube.attrs["run"] = info
     return cube
 
 
@@ -271,12 +280,11 @@ def _run_streamed(
 
 
 def _require_credentials(experiment: Experiment) -> None:
-    from multiverse._run.checks import named_models
     from multiverse.llm.credentials import MissingCredentials, check_credentials
 
-    if all(spec.is_sim for _, spec in named_models(experiment)):
+    if all(spec.is_sim for _, spec in experiment.named_models()):
         return
-    missing = check_credentials(spec for _, spec in named_models(experiment))
+    missing = check_credentials(spec for _, spec in experiment.named_models())
     if missing:
         raise MissingCredentials(missing)
 

@@ -34,9 +34,10 @@ from xarray.coding.variables import SerializationWarning
 
 from multiverse._run.assemble import assemble_cube
 from multiverse._run.records import UnitResult
+from multiverse.cube.build import encode_attrs
 from multiverse.plan import UNIT_DIMS, Plan
 
-__all__ = ["STREAM_CONVERSATIONS", "CubeStore", "RunTally", "unparsed_lines", "write_netcdf"]
+__all__ = ["STREAM_CONVERSATIONS", "CubeStore", "RunTally", "unparsed_lines", "user_reply_counts", "write_netcdf"]
 
 STREAM_CONVERSATIONS = 2048
 """Conversations a streamed run keeps in flight (at least one whole unit): what bounds its memory."""
@@ -51,14 +52,35 @@ class RunTally:
     ended: Counter[str] = field(default_factory=Counter)
     unparseable: int = 0
     coverage: dict[tuple[str, str, str, str], list[float]] = field(default_factory=lambda: defaultdict(list))
+    user_replies: Counter[str] = field(default_factory=Counter)
 
     def add(self, result: UnitResult) -> None:
-        """Count one unit's conversations, unparseable replies and coverage share."""
+        """Count one unit's conversations, unparseable replies, coverage share and real user replies."""
         system, role, user_sim, condition, _replicate = result.unit
         self.unparseable += result.unparseable
         self.ended.update(record.transcript.get("ended", "completed") for record in result.records)
         if result.coverage is not None:
             self.coverage[(role, system, user_sim, condition)].append(result.coverage)
+        for record in result.records:
+            self.user_replies.update(user_reply_counts(record.transcript))
+
+
+def user_reply_counts(transcript: Mapping[str, Any]) -> Counter[str]:
+    """What a real user model's replies in one transcript needed: ``replies``, ``cut``, and stripped parts by kind.
+
+    Read from the user events' structured fields
+    (:func:`multiverse.rollout.user_reply.user_reply_meta`): only a real user
+    model's events carry them (``asked``).
+    """
+    counts: Counter[str] = Counter()
+    for event in transcript.get("events", ()):
+        meta = event.get("meta") or {}
+        if event.get("actor") != "user" or "asked" not in meta:
+            continue
+        counts["replies"] += 1
+        counts["cut"] += bool(meta.get("cut"))
+        counts.update(meta.get("removed") or {})
+    return counts
 
 
 def unparsed_lines(records: Sequence[Any]) -> Iterator[str]:
@@ -158,7 +180,7 @@ class CubeStore:
         counts = xr.Dataset({"missing_count": (("judge", "missing_reason"), self._missing)})
         counts.to_zarr(self.path, region={"judge": slice(None), "missing_reason": slice(None)}, consolidated=False)
         group = zarr.open_group(str(self.path), mode="r+")
-        group.attrs.put({**self._attrs, "run": json.dumps(dict(run_info), sort_keys=True)})
+        group.attrs.put(encode_attrs({**self._attrs, "run": dict(run_info)}))
 
 
 def _stringified(ds: xr.Dataset) -> xr.Dataset:
@@ -184,6 +206,7 @@ def write_netcdf(store: str | Path, path: str | Path) -> Path:
         text = [name for name, var in cube.variables.items() if var.dtype.kind == "T"]
         cube = cube.assign_coords({n: cube[n].astype(object) for n in text if n in cube.coords})
         cube = cube.assign({n: cube[n].astype(object) for n in text if n not in cube.coords})
+        cube.attrs = encode_attrs(cube.attrs)
         for name in cube.variables:
             cube[name].encoding = {}
         encoding: dict[str, dict[str, Any]] = {}

@@ -37,7 +37,7 @@ import pandas as pd
 import xarray as xr
 
 from multiverse.adapters.annotation_tasks import AXES
-from multiverse.adapters.long_table import _integer  # one reading of integer labels for both
+from multiverse.adapters._label_maps import integer as _integer  # one reading of integer labels for all
 from multiverse.core import schema as S
 from multiverse.cube.io import open_cube, save_cube
 

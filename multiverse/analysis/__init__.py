@@ -32,6 +32,9 @@ _EXPORTS: dict[str, str] = {
     "corrected_rate": "multiverse.analysis.ppi",
     "corrected_difference": "multiverse.analysis.ppi",
     "human_labels_needed": "multiverse.analysis.ppi",
+    "win_rate": "multiverse.analysis.pairwise",
+    "consensus": "multiverse.analysis.consensus",
+    "mean_rating": "multiverse.analysis.likert",
 }
 
 __all__ = sorted(_EXPORTS)

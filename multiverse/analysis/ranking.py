@@ -20,6 +20,7 @@ from multiverse import __version__
 from multiverse.analysis._paired import pair_totals
 from multiverse.analysis._scores import unit_scores
 from multiverse.analysis.curve import clustered_influence
+from multiverse.analysis.likert import is_rated, mean_rating
 from multiverse.analysis.noise import paired_differences
 
 __all__ = [
@@ -42,13 +43,16 @@ def _bare(array: xr.DataArray) -> xr.DataArray:
 
 
 def _rates(data: xr.Dataset | xr.DataArray) -> xr.DataArray:
-    """System rates per specification on common support (rate rules only); rates pass through unchanged.
+    """System rates per specification on common support (rate rules only; a likert cube's mean ratings).
 
-    A conversation cell (role, user simulator, condition, replicate, item)
-    counts for a specification when every system has a value there; the
+    Rates pass through unchanged.  A conversation cell (role, user simulator,
+    condition, replicate, item) counts for a specification when every system
+    has a value there; the
     coordinates ``n_common`` and ``n_dropped`` count the cells used and those
     dropped for missing support.
     """
+    if is_rated(data):
+        return mean_rating(data).reset_coords(drop=True)
     scores = _bare(unit_scores(data))
     if "system" not in scores.dims:
         raise ValueError(f"rankings: no 'system' dim to rank (dims: {scores.dims})")
@@ -90,7 +94,7 @@ def tau(x: np.ndarray, y: np.ndarray) -> float:
 # --- public functions ---------------------------------------------------------------------------------
 
 
-def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False) -> xr.DataArray:
+def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool | None = None) -> xr.DataArray:
     """The rank of every system under every specification.
 
     Parameters
@@ -99,7 +103,9 @@ def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False)
         A cube, its scores, or a DataArray of rates with a ``system`` dim
         (e.g. from :func:`leaderboard_table`).
     higher_is_better
-        False for violation rates (lowest first), True for leaderboard scores.
+        False for violation rates (lowest first), True for leaderboard scores
+        and ratings.  Default: True for a cube of likert ratings (ranked by
+        :func:`multiverse.analysis.likert.mean_rating`), else False.
 
     Returns
     -------
@@ -113,6 +119,8 @@ def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False)
     --------
     rank_agreement, win_shares
     """
+    if higher_is_better is None:
+        higher_is_better = is_rated(data)
     rates = _rates(data)
     ranks = xr.apply_ufunc(
         rank_kernel, rates, input_core_dims=[["system"]], output_core_dims=[["system"]],
@@ -127,7 +135,7 @@ def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False)
 
 
 def rank_agreement(
-    data: xr.Dataset | xr.DataArray, *, dim: str = "judge", higher_is_better: bool = False
+    data: xr.Dataset | xr.DataArray, *, dim: str = "judge", higher_is_better: bool | None = None
 ) -> xr.Dataset:
     """How much the ranking of systems depends on the value of ``dim``.
 
@@ -142,7 +150,7 @@ def rank_agreement(
     dim
         The dim whose values are compared.
     higher_is_better
-        Orientation of the rates.
+        Orientation of the rates (default as in :func:`rankings`).
 
     Returns
     -------
@@ -155,6 +163,8 @@ def rank_agreement(
     --------
     rankings, leaderboard_table
     """
+    if higher_is_better is None:
+        higher_is_better = is_rated(data)
     rates = _rates(data)
     if dim not in rates.dims:
         raise ValueError(f"rank_agreement: dim {dim!r} not in the rates' dims {rates.dims}")

@@ -14,6 +14,8 @@ import importlib
 import os
 import sys
 
+from multiverse.cli._options import with_examples
+
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 SUBCOMMANDS: dict[str, str] = {
@@ -30,6 +32,7 @@ SUBCOMMANDS: dict[str, str] = {
     "annotate": "Export conversations for human annotation; import the labels as judges.",
     "serve-local": "Serve a small local model (llama.cpp) on 127.0.0.1 for experiments.",
     "export-cases": "Write one case JSON per conversation of a role with a contract.",
+    "export": "Write a run's judgments and conversations as parquet files (pandas, datasets).",
 }
 
 
@@ -43,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Role-adherence evaluation as a multiverse of measurement choices.",
     )
     parser.add_argument("-V", "--version", action="store_true", help="print the library version and exit")
+    with_examples(parser, "multiverse run experiments/quickstart.yaml --out runs/quickstart",
+                  "multiverse report runs/quickstart --out runs/quickstart-report")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in SUBCOMMANDS.items():
         sub.add_parser(name, help=help_text, description=help_text, add_help=False)

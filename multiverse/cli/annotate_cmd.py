@@ -23,6 +23,8 @@ import json
 import sys
 from pathlib import Path
 
+from multiverse.cli._options import with_examples
+
 FORMATS = ("jsonl", "csv", "html")
 MANIFEST = "export.json"
 
@@ -42,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     imp.add_argument("labels", nargs="+", metavar="LABELS", help="label files (.jsonl or .csv)")
     imp.add_argument("--cube", required=True, help="the cube (or run folder) the tasks came from")
     imp.add_argument("--out", required=True, metavar="CUBE2", help="the new cube (.nc or .zarr)")
+    export_example = ("multiverse annotate export runs/quickstart --n 40 --stratify role,severity,bucket "
+                      "--out runs/annotate --format csv")
+    import_example = "multiverse annotate import runs/annotate/labels.csv --cube runs/quickstart --out runs/labelled.nc"
+    with_examples(export, export_example)
+    with_examples(imp, import_example)
+    with_examples(parser, export_example, import_example)
 
 
 def _writable(out: Path) -> None:

@@ -18,6 +18,7 @@ import argparse
 import json
 import sys
 
+from multiverse.cli._options import with_examples
 from multiverse.contract import CaseFormatError, diagnostic
 
 BAD_INPUT = 2
@@ -35,6 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     diff.add_argument("--old", required=True, metavar="CONTRACT", help="a contract file (YAML or JSON) or name")
     diff.add_argument("--new", required=True, metavar="CONTRACT", help="a contract file (YAML or JSON) or name")
     diff.add_argument("--json", action="store_true", help="print the changes as a JSON list")
+    with_examples(check, "multiverse contract check examples/cases --gate examples/gate.yaml",
+                  "multiverse contract check examples/cases --junit-xml runs/contract.xml")
+    with_examples(diff, "multiverse contract diff examples/cases --old support --new examples/contracts/support_v4.yaml")
+    with_examples(parser, "multiverse contract check examples/cases --gate examples/gate.yaml",
+                  "multiverse contract diff examples/cases --old support --new examples/contracts/support_v4.yaml")
 
 
 def _problem(message: str) -> int:

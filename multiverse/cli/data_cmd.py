@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from multiverse.cli._options import with_examples
+
 __all__ = ["add_arguments", "main"]
 
 
@@ -18,6 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where = actions.add_parser("path", help="Print the data folder, or the verified path of one file.")
     where.add_argument("name", nargs="?", help="a manifest path, e.g. tau-bench/historical_trajectories/gpt-4o-airline.json")
     where.add_argument("--dest", help="the data folder")
+    with_examples(fetch, "multiverse data fetch --mirror ../shared/data", "multiverse data fetch --dest data")
+    with_examples(verify, "multiverse data verify", "multiverse data verify --dest data")
+    with_examples(where, "multiverse data path", "multiverse data path tau-bench/historical_trajectories/gpt-4o-airline.json")
+    with_examples(parser, "multiverse data fetch --mirror ../shared/data", "multiverse data verify")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -11,12 +11,16 @@ from __future__ import annotations
 import argparse
 import sys
 
+from multiverse.cli._options import with_examples
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the command's arguments."""
     parser.add_argument("run", metavar="RUN", help="a run folder written by multiverse run")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder to write the case files into")
     parser.add_argument("--specs", metavar="DIR", help="folder holding roles/ and contracts/ (default: found as run finds it)")
+    with_examples(parser, "multiverse export-cases runs/quickstart --out runs/quickstart-cases",
+                  "multiverse export-cases runs/quickstart --out runs/quickstart-cases --specs specs")
 
 
 def main(args: argparse.Namespace) -> int:

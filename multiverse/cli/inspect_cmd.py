@@ -14,6 +14,7 @@ import os
 import sys
 from typing import Any
 
+from multiverse.cli._options import with_examples
 from multiverse.contract import CaseFormatError, diagnostic, evaluate_case, exit_code
 
 __all__ = ["UNREADABLE", "add_arguments", "read_case_file", "render", "main"]
@@ -28,6 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--contract", metavar="CONTRACT",
         help="judge under this contract instead of the case's own (a YAML or JSON file, or a name)",
     )
+    with_examples(parser, "multiverse inspect examples/cases/delayed-violation.case.json",
+                  "multiverse inspect examples/cases/delayed-violation.case.json --contract examples/contracts/support_v4.yaml")
 
 
 def _reject_constant(name: str) -> Any:

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from multiverse.cli._options import with_examples
+
 __all__ = ["CALLS_NOTE", "add_arguments", "main"]
 
 
@@ -20,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("experiment", metavar="EXPERIMENT.yaml", help="the experiment file")
     parser.add_argument("--cache", metavar="DIR", help="model-call cache folder (default: the file's cache:)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    with_examples(parser, "multiverse plan experiments/quickstart.yaml", "multiverse plan experiments/quickstart.yaml --json")
 
 
 def _cost(value: float | None) -> str:

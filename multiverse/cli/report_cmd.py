@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from multiverse.cli._options import positive_int
+from multiverse.cli._options import positive_int, with_examples
 
 __all__ = ["add_arguments", "main"]
 
@@ -24,6 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of every resampling (default 0)")
     parser.add_argument("--format", dest="formats", action="append", choices=("png", "pdf", "svg"),
                         help="figure format, repeatable (default: png and pdf)")
+    with_examples(parser, "multiverse report runs/quickstart --out runs/quickstart-report",
+                  "multiverse report runs/quickstart/cube.nc --out runs/quickstart-report --format svg")
 
 
 def main(args: argparse.Namespace) -> int:

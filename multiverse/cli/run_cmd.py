@@ -15,10 +15,9 @@ stderr, one bar per layer, when it is a terminal and ``--quiet`` is not given.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from multiverse.cli._options import JOBLIB_BACKENDS, positive_int
+from multiverse.cli._options import JOBLIB_BACKENDS, positive_int, with_examples
 
 __all__ = ["add_arguments", "main"]
 
@@ -45,6 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="exit 3 when more than this share of conversations failed (default 0.5)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    with_examples(parser, "multiverse run experiments/quickstart.yaml --out runs/quickstart",
+                  "multiverse run experiments/quickstart.yaml --out runs/quickstart --offline --quiet")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -78,7 +79,7 @@ def main(args: argparse.Namespace) -> int:
     except RunStopped as exc:
         print(f"multiverse run: stopped: {exc}", file=sys.stderr)
         return 3
-    info = json.loads(cube.attrs["run"])
+    info = cube.attrs["run"]
     failures = ", ".join(f"{reason} {n}" for reason, n in info["failures"].items()) or "none"
     print(
         f"{args.out}: {info['layers']['conversations']} conversations, {info['layers']['judgments']} judge cells; "

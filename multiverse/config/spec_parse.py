@@ -1,7 +1,7 @@
 """Reading role and contract files into :mod:`multiverse.config.spec_types` values.
 
 Each ``parse_*`` function reads a located YAML document through a
-:class:`~multiverse.config.spec_check.FieldReader`, records every problem it finds on
+:class:`~multiverse.config.fields.FieldReader`, records every problem it finds on
 the reader, and returns the value or ``None`` when the file has problems.
 """
 
@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from multiverse.config.fields import FILE_ID, IDENTIFIER, SEED_ID, FieldReader, describe, join, suggest
 from multiverse.config.located import SpecError, load_located
-from multiverse.config.spec_check import FILE_ID, IDENTIFIER, SEED_ID, FieldReader, describe, join, suggest
 from multiverse.config.spec_types import (
     LEVELS,
     MODALITIES,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
+
+from multiverse.core.canonical import digest as canonical_digest
 
 LEVELS: tuple[str, ...] = ("full", "partial", "breach")
 """Criterion levels: full adherence (severity 0), partial deviation (1), clear breach (2)."""
@@ -26,12 +26,6 @@ TRUSTED_ACTORS: tuple[str, ...] = ("system", "tool")
 
 def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
-
-
-def canonical_digest(data: Any) -> str:
-    """sha256 of the canonical JSON (sorted keys, no whitespace) of ``data``."""
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # --- dataclasses ---------------------------------------------------------------------

@@ -14,7 +14,6 @@ turn, principle, judge); :func:`multiverse.judge_reasons` reads them as a table.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping
@@ -23,7 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from multiverse.core.canonical import fast_canonical
+from multiverse.core.canonical import digest
 
 __all__ = ["REASON_FIELDS", "Action", "Event", "Transcript", "TranscriptStore", "transcript_inputs"]
 
@@ -121,11 +120,7 @@ class Transcript:
 
     def digest(self) -> str:
         """Content address: sha256 of the canonical JSON without the id."""
-        body = self.to_dict(include_id=False)
-        text = fast_canonical(body)
-        if text is None:
-            text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        return hashlib.sha256(text).hexdigest()[:32]
+        return digest(self.to_dict(include_id=False), length=32, allow_nan=True)
 
     @property
     def assistant_events(self) -> tuple[Event, ...]:

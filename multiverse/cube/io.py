@@ -2,7 +2,8 @@
 
 The files need nothing from this library to open: severities are stored as
 int8 with no ``_FillValue`` (the codes -1 and -2 are data, not fill), text as
-plain variable-length strings, and provenance attrs as JSON text.
+plain variable-length strings, and provenance attrs as JSON text (decoded to dicts
+and lists again by :func:`open_cube`).
 
 Output folders (of ``multiverse run``, ``multiverse report``, ...) follow one
 rule, :func:`check_output_dir`: a folder is replaced only when it is missing,
@@ -29,6 +30,7 @@ import numpy as np
 import xarray as xr
 
 from multiverse.core.process import process_alive
+from multiverse.cube.build import decode_attrs, encode_attrs
 
 __all__ = ["save_cube", "open_cube", "replace_dir", "check_output_dir", "OutputDirError", "CUBE_NAMES", "MANIFEST_NAME"]
 
@@ -57,6 +59,7 @@ def _encoding(cube: xr.Dataset, *, netcdf: bool) -> dict[str, dict[str, object]]
 def _plain_strings(cube: xr.Dataset) -> xr.Dataset:
     """Object arrays of text as Python ``str`` everywhere (netCDF's vlen strings need it)."""
     out = cube.copy()
+    out.attrs = encode_attrs(cube.attrs)
     for name, var in cube.variables.items():
         if var.dtype == object:
             values = np.asarray([("" if v is None else str(v)) for v in var.values.reshape(-1)], dtype=object)
@@ -153,6 +156,7 @@ def open_cube(path: str | Path, *, lazy: bool = True) -> xr.Dataset:
         kind = "zarr" if path.suffix == ".zarr" else "netCDF4"
         detail = " ".join(str(getattr(exc, "strerror", None) or exc).split())[:200]
         raise ValueError(f"{path}: not a readable {kind} cube ({type(exc).__name__}: {detail})") from None
+    cube.attrs = decode_attrs(cube.attrs)
     cube.encoding["source"] = str(path)
     return cube
 

@@ -8,6 +8,7 @@ present, so incomplete data are visible before any rate is read off the cube.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,12 @@ class CubeSummary:
         Whether the cube carries the offline world's planted ``truth``.
     provenance
         The cube's ``title``, ``multiverse_version``, ``plan_digest`` and ``created`` attrs (those present).
+    live
+        From the run's record (``run.json``), for runs with real models: the
+        leak guard's checked requests (``leak_guard``), a real user model's
+        replies, those cut at the length limit and what was stripped from them
+        (``user_replies``), and structured-output fallbacks
+        (``response_format_fallbacks``); empty when absent.
     """
 
     sizes: Mapping[str, int]
@@ -47,6 +54,7 @@ class CubeSummary:
     missing_reasons: Mapping[str, Mapping[str, int]]
     has_truth: bool
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    live: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as plain JSON-ready types."""
@@ -57,6 +65,7 @@ class CubeSummary:
             "missing_reasons": {judge: dict(counts) for judge, counts in self.missing_reasons.items()},
             "has_truth": self.has_truth,
             "provenance": dict(self.provenance),
+            "live": dict(self.live),
         }
 
     def __str__(self) -> str:
@@ -76,6 +85,18 @@ class CubeSummary:
                 + (f"  (missing: {why})" if why else "")
             )
         lines.append("planted truth: " + ("present (offline world)" if self.has_truth else "absent"))
+        guard = self.live.get("leak_guard")
+        if guard:
+            checked = ", ".join(f"{purpose} {n}" for purpose, n in guard.items())
+            lines.append(f"leak guard: requests checked, none carried simulator text ({checked})")
+        replies = self.live.get("user_replies")
+        if replies:
+            stripped = ", ".join(f"{kind.replace('_', ' ')} {n}" for kind, n in replies.items()
+                                 if kind not in ("replies", "cut") and n)
+            lines.append(f"user simulator: {replies.get('replies', 0)} replies, {replies.get('cut', 0)} cut at the "
+                         f"length limit; stripped: {stripped or 'nothing'}")
+        for model, choices in self.live.get("response_format_fallbacks", {}).items():
+            lines.append(f"structured output, {model}: " + ", ".join(f"{c} {n}" for c, n in choices.items()))
         return "\n".join(lines)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
@@ -83,6 +104,20 @@ class CubeSummary:
 
 
 _PROVENANCE_ATTRS = ("title", "multiverse_version", "plan_digest", "created")
+_LIVE_KEYS = ("leak_guard", "user_replies", "response_format_fallbacks")
+
+
+def _live(cube: xr.Dataset) -> dict[str, Any]:
+    """The live-run counts of the run's record in the cube's ``run`` attr (empty when absent or unreadable)."""
+    info = cube.attrs.get("run")
+    if isinstance(info, str):
+        try:
+            info = json.loads(info or "{}")
+        except ValueError:
+            return {}
+    if not isinstance(info, dict):
+        return {}
+    return {key: info[key] for key in _LIVE_KEYS if info.get(key)}
 
 
 def summary(cube: xr.Dataset) -> CubeSummary:
@@ -111,11 +146,15 @@ def summary(cube: xr.Dataset) -> CubeSummary:
     severity = cube["severity"]
     codes = severity.transpose(..., "judge").values.reshape(-1, severity.sizes["judge"])
     judges = [str(j) for j in severity["judge"].values]
+    # a likert judge's rating lives in ``rating`` (its severity cell is -2 there: multiverse.core.scales)
+    rated = np.zeros(codes.shape, dtype=bool)
+    if "rating" in cube:
+        rated = cube["rating"].notnull().transpose(*[d for d in severity.dims if d != "judge"], "judge").values.reshape(codes.shape)
     judgments = {
         judge: {
-            "valid": int(np.count_nonzero(codes[:, i] >= S.FULL_ADHERENCE)),
+            "valid": int(np.count_nonzero((codes[:, i] >= S.FULL_ADHERENCE) | rated[:, i])),
             "missing": int(np.count_nonzero(codes[:, i] == S.MISSING)),
-            "not_applicable": int(np.count_nonzero(codes[:, i] == S.NOT_APPLICABLE)),
+            "not_applicable": int(np.count_nonzero((codes[:, i] == S.NOT_APPLICABLE) & ~rated[:, i])),
         }
         for i, judge in enumerate(judges)
     }
@@ -137,4 +176,5 @@ def summary(cube: xr.Dataset) -> CubeSummary:
         missing_reasons=reasons,
         has_truth="truth" in cube,
         provenance=provenance,
+        live=_live(cube),
     )

@@ -254,9 +254,6 @@ class ModelJudge:
     transcript's role and turns past its end are not applicable.
     """
 
-    kind = "model"
-    members: tuple[str, ...] = ()
-
     def __init__(self, spec: ModelSpec):
         self.spec = spec
 

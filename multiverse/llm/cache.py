@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from multiverse.core.canonical import canonical_json
 from multiverse.llm.audit import summarise
 from multiverse.llm.cache_layout import (
     CACHE_ENV,
@@ -60,7 +61,6 @@ from multiverse.llm.cache_layout import (
     check_layout,
     sqlite_errors,
 )
-from multiverse.llm.keys import canonical_json
 
 __all__ = [
     "LAYOUT_VERSION",

@@ -119,7 +119,7 @@ def test_labels_mapping_counts_every_unmapped_value_as_missing():
     check_cube(cube)
     sev = cube["severity"].squeeze(["system", "role", "user_sim", "condition", "replicate", "turn", "principle"])
     assert sev.values.tolist() == [[0, 1], [2, -1], [2, -1]]
-    assert cube.attrs["unmapped"] == '{"??": 1, "skip": 1}'
+    assert cube.attrs["unmapped"] == {"??": 1, "skip": 1}, "a dict in Python, JSON only inside files"
     assert cube.attrs["n_unmapped"] == 2
     assert cube.attrs["label_kind"] == "nominal"
     assert int(cube["missing_count"].sel(judge="h2", missing_reason="no_verdict")) == 2

@@ -44,7 +44,7 @@ def test_krippendorff_alpha_matches_the_krippendorff_package(small_cube, standar
 def test_kappas_match_statsmodels(small_cube, standard, k):
     values = ratings(small_cube, standard=standard)
     kappa = agreement(small_cube, metric="cohen_kappa", standard=standard)
-    weighting = "linear" if standard is None else None  # severity is ordinal: weighted kappa by default
+    weighting = "quadratic" if standard is None else None  # severity is ordinal: weighted kappa by default
     pi = agreement(small_cube, metric="scott_pi", standard=standard)
     percent = agreement(small_cube, metric="percent", standard=standard)
     for a, b in [("strict", "lenient"), ("strict", "blind"), ("lenient", "blind")]:
@@ -251,7 +251,8 @@ def test_severity_is_ordinal_by_default_and_standards_and_nominal_labels_are_nom
              agreement(small_cube, standard="clear_breach", scale="nominal").values)
     labelled = small_cube.assign_attrs(label_kind="nominal")
     xr_equal(agreement(labelled).values, agreement(small_cube, scale="nominal").values)
-    assert agreement(small_cube.assign_attrs(scale="pairwise")).attrs["scale"] == "nominal"
+    binary = small_cube.assign_coords(scale=("judge", ["binary"] * small_cube.sizes["judge"]))
+    assert agreement(binary).attrs["scale"] == "nominal"
 
 
 def test_bca_interval_matches_scipys_bootstrap():

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from multiverse._run import run, validate_experiment
+from multiverse._run import run
+from multiverse.config.experiment import validate_experiment
 from multiverse._run.progress import RunProgress, progress_wanted
 from multiverse.cli import main as cli
 from multiverse.core.choices import ModelSpec

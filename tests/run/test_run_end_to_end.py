@@ -22,7 +22,7 @@ QUICKSTART = Path(__file__).resolve().parents[2] / "experiments" / "quickstart.y
 
 
 def _summary(cube: xr.Dataset) -> dict:
-    return json.loads(cube.attrs["run"])
+    return cube.attrs["run"]
 
 
 def _calls_by_model(cube: xr.Dataset) -> dict[str, int]:

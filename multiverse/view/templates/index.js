@@ -215,11 +215,11 @@ async function renderConversations(params, rerender) {
   table.tHead.replaceChildren(header(columns, params, rerender));
   const body = el("tbody");
   for (const row of matching.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE)) {
-    const cell = [row[COL.mode], row[COL.strategy], row[COL.target_principle]].filter((v) => v).join("/");
+    const cell = [row[COL.mode], row[COL.strategy], row[COL.target_principle]].filter((v) => v).join(" / ");
     const tr = el("tr", { "data-n": row[0] },
       el("td", {}, el("a", { href: "conversation.html#n=" + row[0] }, String(row[0]))),
       ...labelsOf(row).map((v) => el("td", {}, String(v))),
-      el("td", {}, cell), el("td", {}, row[COL.origin]), el("td", {}, row[COL.ended]), el("td", {}, row[COL.turns]),
+      el("td", { class: "cell" }, cell), el("td", {}, row[COL.origin]), el("td", {}, row[COL.ended]), el("td", {}, row[COL.turns]),
       ...INDEX.judges.map((j) => el("td", { class: row[COL["first:" + j]] > 0 ? "breach" : null }, firstText(row[COL["first:" + j]]))),
       el("td", {}, String(row[COL.disagree])));
     if (scores) {
