@@ -351,7 +351,8 @@ def agreement(
     xarray.DataArray
         Without ``raters``: dims (``dim``, ``<dim>_b``[, ``by``]); coordinate
         ``n_units`` counts the units both raters rated (severity >= 0), the only
-        ones compared.  With ``raters``: 0-d (or over ``by``) with coordinate
+        ones compared, and ``n_dropped`` the units only one of the two rated
+        (left out for the other's missing rating).  With ``raters``: 0-d (or over ``by``) with coordinate
         ``n_units`` (units used) and ``n_rated`` (units at least one of them
         rated), and the raters in ``attrs["raters"]``.
 
@@ -415,7 +416,9 @@ def agreement_ci(
         (``lower``, ``upper``; BCa, Efron 1987, with the jackknife over items
         for the acceleration, at Hesterberg's expanded level for the number of
         items: see :func:`~multiverse.analysis._bootstrap.expanded_level`) and
-        ``share_undefined`` (resamples where the metric is undefined).
+        ``share_undefined`` (resamples where the metric is undefined);
+        ``attrs["n_items"]``: the clusters (items) with a rated unit, the ones
+        resampled.
 
     See Also
     --------
@@ -444,7 +447,7 @@ def agreement_ci(
     result["share_undefined"] = estimate.copy(data=undefined if by else undefined[..., 0]).rename(None)
     result.attrs.update(_provenance(raters=raters, **{**options, "scale": prepared.scale}))
     result.attrs.update(ci_method="BCa bootstrap over items (Efron 1987), jackknife acceleration, expanded level",
-                        cluster=cluster, undefined_rule=f"no interval when over {(1 - ci) / 2:g} of resamples are undefined")
+                        cluster=cluster, n_items=int(rated), undefined_rule=f"no interval when over {(1 - ci) / 2:g} of resamples are undefined")
     return result
 
 
@@ -484,9 +487,24 @@ def _estimate(prepared: _Prepared, pooled: np.ndarray) -> xr.DataArray:
         )
     else:
         n = np.moveaxis(pooled.sum(axis=(-2, -1)), 0, -1).astype(np.int64)
-        out = out.assign_coords(n_units=(out.dims, _wrap(n, values, dim, by, multi=False).values))
+        rated = _rated_by_each(prepared).T  # (rater, group)
+        dropped = rated[:, None, :] + rated[None, :, :] - 2 * n
+        out = out.assign_coords(n_units=(out.dims, _wrap(n, values, dim, by, multi=False).values),
+                                n_dropped=(out.dims, _wrap(dropped, values, dim, by, multi=False).values))
     out.name = prepared.metric
     return out
+def _rated_by_each(prepared: _Prepared) -> np.ndarray:
+    """``(group, rater)``: the units each rater rated."""
+    n_groups, n_raters = prepared.n_groups, prepared.flat.shape[1]
+    out = np.zeros((n_groups, n_raters), dtype=np.int64)
+    for start in range(0, len(prepared.flat), UNITS_PER_CHUNK):
+        rated = prepared.flat[start:start + UNITS_PER_CHUNK] >= 0
+        group = prepared.group[start:start + UNITS_PER_CHUNK]
+        for r in range(n_raters):
+            out[:, r] += np.bincount(group[rated[:, r]], minlength=n_groups)
+    return out
+
+
 def _rating_counts(prepared: _Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group: units with at least one, at least two, and every rating of the rater set."""
     n_groups, n_raters = prepared.n_groups, prepared.flat.shape[1]

@@ -284,3 +284,14 @@ def test_no_interval_when_kappa_is_undefined():
     assert float(pair["estimate"]) == pytest.approx(0.0)  # defined on the full sample
     assert float(pair["share_undefined"]) > 0.025  # about (5/6)^6 of item resamples miss the breach
     assert bool(pair["ci"].isnull().all())
+
+
+def test_agreement_counts_the_units_a_pair_dropped_for_one_missing_rating(small_cube):
+    values = ratings(small_cube)
+    out = agreement(small_cube)
+    for a, b in [("strict", "lenient"), ("strict", "blind")]:
+        x, y = values.sel(judge=a).values.ravel(), values.sel(judge=b).values.ravel()
+        assert int(out["n_units"].sel(judge=a, judge_b=b)) == int(((x >= 0) & (y >= 0)).sum())
+        assert int(out["n_dropped"].sel(judge=a, judge_b=b)) == int(((x >= 0) != (y >= 0)).sum())
+    assert (out["n_dropped"].values.diagonal() == 0).all()
+    assert agreement_ci(small_cube, n_boot=20).attrs["n_items"] == small_cube.sizes["item"]
