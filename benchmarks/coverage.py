@@ -318,8 +318,8 @@ def _check(kind: str, what: str, setting: Setting, value: float, mcse: float, n:
     """Why a figure misses its acceptance rule, or "" (see the module docstring)."""
     if not n:
         return "undefined everywhere"
-    if (setting.missing_on_breach or setting.hard_items_missing) and what != "bounds":
-        return ""  # the estimates' assumption fails by design: reported, and the bounds carry the guarantee
+    if setting.missing_on_breach and what != "bounds":
+        return ""  # not at random by design: reported, and the bounds carry the guarantee
     if kind == "bias":
         return "" if abs(value) <= 3 * mcse else f"|bias| > 3 mcse ({3 * mcse:.4f})"
     target = 0.05 if kind == "fpr" else 0.95
