@@ -293,7 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                agreement_m=left[b])
                 for b, size in enumerate(batches))
             for name in parts[0]:
-                values = np.concatenate([p[name] for p in parts]).astype(float)
+                # the agreement intervals come from the first batches only
+                values = np.concatenate([p.get(name, np.empty(0)) for p in parts]).astype(float)
                 defined = values[np.isfinite(values)]
                 n = len(defined)
                 kind, what = name.split(" ")
