@@ -35,7 +35,11 @@ POWER = 0.8
 
 
 def _rate(scores, **sel) -> float:
-    return float(scores.sel(**sel).mean())
+    """The rate over every conversation selected, undecided ones at their expected value (the scores' assumption)."""
+    from multiverse.scoring import estimated_mean
+
+    selected = scores.sel(**sel)
+    return float(estimated_mean(selected, dim=list(selected.dims)))
 
 
 def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> dict[str, object]:
@@ -117,9 +121,10 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, **_: object) -> d
     numbers["kendall_tau.strict_narrow"] = float(ranks["kendall_tau"].sel(judge="strict", judge_b="narrow"))
     numbers["kendall_tau.strict_lenient"] = float(ranks["kendall_tau"].sel(judge="strict", judge_b="lenient"))
     numbers["flip_share.strict_narrow"] = float(ranks["flip_share"].sel(judge="strict", judge_b="narrow"))
-    wins = analysis.win_shares(rate_scores, n_boot=200, seed=3)
+    wins = analysis.win_shares(rate_scores)
     pair = dict(system=CONTRAST[0], system_b=CONTRAST[1])
-    numbers["win_share.focused_over_steady"] = float(wins["share_better"].sel(**pair))
+    numbers["win_share.focused_over_steady"] = float(wins["share_of_specs_better"].sel(**pair))
+    numbers["prob_better.focused_over_steady"] = float(wins["prob_better"].sel(**pair))
     numbers["win_share_beyond_noise.focused_over_steady"] = float(wins["share_better_beyond_noise"].sel(**pair))
     numbers["loss_share_beyond_noise.focused_over_steady"] = float(wins["share_worse_beyond_noise"].sel(**pair))
     save_figure(plots.plot_rank_flips(ranks), "fig4_rank_flips", figures_dir)

@@ -4,9 +4,9 @@ Every agreement metric is a function of sums over units: the contingency table
 of a rater pair, the coincidence matrix of a rater set (Krippendorff's alpha),
 or the category totals and squared counts of units every rater rated (Fleiss'
 kappa).  Point estimates need only those sums pooled over all units (memory
-O(raters^2 x k^2)); the cluster bootstrap needs them per conversation, built
-here for a block of conversations at a time and folded into the bootstrap draws
-at once, so no array ever spans every conversation.
+O(raters^2 x k^2)); the cluster bootstrap (and its jackknife) needs them per
+cluster (item), built here for a block of clusters at a time and folded into
+the draws at once, so no array ever spans every cluster.
 
 Written here rather than called from ``krippendorff`` / ``statsmodels``
 because those take one pair (or one rater set) at a time with no weights; the
@@ -15,7 +15,7 @@ tests pin every metric to them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -24,6 +24,7 @@ __all__ = [
     "UNITS_PER_CHUNK",
     "accumulate",
     "bootstrap_sums",
+    "cluster_blocks",
     "stat_shape",
 ]
 
@@ -31,7 +32,7 @@ KINDS = ("pairs", "coincidence", "fleiss")
 UNITS_PER_CHUNK = 1 << 19
 """Units read per pass; bounds the temporary index arrays (about 4 MB each)."""
 CELLS_PER_BLOCK = 1 << 22
-"""Entries of one block of per-conversation statistics in the bootstrap."""
+"""Entries of one block of per-cluster statistics in the bootstrap and the jackknife."""
 
 
 def stat_shape(kind: str, *, n_raters: int, k: int) -> tuple[int, ...]:
@@ -120,6 +121,26 @@ def accumulate(kind: str, ratings: np.ndarray, group: np.ndarray, *, n_groups: i
     return out
 
 
+def cluster_blocks(
+    kind: str, ratings: np.ndarray, group: np.ndarray, cluster: np.ndarray, *, n_clusters: int, n_groups: int, k: int,
+) -> Iterator[tuple[int, np.ndarray]]:
+    """Per-cluster statistics a block of clusters at a time: ``(first cluster, (size, group, *stat_shape))``.
+
+    Units are sorted by cluster once, so memory stays at one block of
+    clusters whatever their number.
+    """
+    kernel = _KERNELS[kind]
+    shape = stat_shape(kind, n_raters=ratings.shape[1], k=k)
+    block = max(1, CELLS_PER_BLOCK // (n_groups * int(np.prod(shape))))
+    order = np.argsort(cluster, kind="stable")
+    starts = np.searchsorted(cluster[order], np.arange(0, n_clusters + block, block))
+    for index, first in enumerate(range(0, n_clusters, block)):
+        units = order[starts[index]:starts[index + 1]]
+        size = min(block, n_clusters - first)
+        cell = (cluster[units] - first) * n_groups + group[units]
+        yield first, kernel(ratings[units], cell, size * n_groups, k).reshape((size, n_groups) + shape)
+
+
 def bootstrap_sums(
     kind: str,
     ratings: np.ndarray,
@@ -130,24 +151,14 @@ def bootstrap_sums(
     n_groups: int,
     k: int,
 ) -> np.ndarray:
-    """The statistic summed over resampled conversations: ``(draw, group, *stat_shape)``.
+    """The statistic summed over resampled clusters: ``(draw, group, *stat_shape)``.
 
-    ``weights`` (``(draw, cluster)`` resampling counts) weight each
-    conversation's statistic; those are built for a block of conversations at a
-    time (units sorted by conversation once), so memory stays at one block.
+    ``weights`` (``(draw, cluster)`` resampling counts) weight each cluster's
+    statistic, folded in a block of clusters at a time (:func:`cluster_blocks`).
     """
-    kernel = _KERNELS[kind]
     n_boot, n_clusters = weights.shape
     shape = stat_shape(kind, n_raters=ratings.shape[1], k=k)
-    per_cluster = n_groups * int(np.prod(shape))
-    block = max(1, CELLS_PER_BLOCK // per_cluster)
-    order = np.argsort(cluster, kind="stable")
-    starts = np.searchsorted(cluster[order], np.arange(0, n_clusters + block, block))
     out = np.zeros((n_boot, n_groups * int(np.prod(shape))))
-    for index, first in enumerate(range(0, n_clusters, block)):
-        units = order[starts[index]:starts[index + 1]]
-        size = min(block, n_clusters - first)
-        cell = (cluster[units] - first) * n_groups + group[units]
-        stats = kernel(ratings[units], cell, size * n_groups, k).reshape(size, -1)
-        out += weights[:, first:first + size] @ stats
+    for first, stats in cluster_blocks(kind, ratings, group, cluster, n_clusters=n_clusters, n_groups=n_groups, k=k):
+        out += weights[:, first:first + len(stats)] @ stats.reshape(len(stats), -1)
     return out.reshape(n_boot, n_groups, *shape)

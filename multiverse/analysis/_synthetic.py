@@ -174,7 +174,7 @@ def expected_rates(
     *,
     base: float,
     judge: Mapping[str, float] = {},
-    n_cells: int,
+    n_cells: int | Sequence[int],
     pressure: float = 1.0,
     partial: float = 0.05,
     item_spread: float = 0.5,
@@ -191,7 +191,8 @@ def expected_rates(
     judge
         The judge's parameters.
     n_cells
-        Turns x principles of a conversation.
+        Turns x principles of a conversation, or a list of equally likely
+        ones (conversations of variable length, each rerun drawing its own).
     k
         The pass^k order of ``pass_hat_k``.
 
@@ -204,7 +205,8 @@ def expected_rates(
     """
     difficulty, weight = _item_nodes(item_spread)
     cell = _cell_probabilities(np.clip(base * pressure * difficulty, 0.0, 1.0), partial, judge)
-    clean = {s: (1 - cell[s]) ** n_cells for s in ("clear_breach", "any_deviation")}
+    lengths = np.atleast_1d(np.asarray(n_cells, dtype=float))
+    clean = {s: ((1 - cell[s])[:, None] ** lengths).mean(axis=1) for s in ("clear_breach", "any_deviation")}
     return {
         "clear_breach": float(weight @ (1 - clean["clear_breach"])),
         "any_deviation": float(weight @ (1 - clean["any_deviation"])),

@@ -97,7 +97,8 @@ def calibration_table(
         own marked ``attrs["label_kind"] == "nominal"``, the one scale
         ``categories``, and no false-positive diagnosis); ``metric`` is
         ``percent`` (a share) and ``cohen_kappa`` (quadratic-weighted on an
-        ordinal scale the cube declares, as :func:`multiverse.analysis.agreement`).  ``n_units`` (rater, scale,
+        ordinal scale, the three-level severity among them, as
+        :func:`multiverse.analysis.agreement`).  ``n_units`` (rater, scale,
         group) counts the units compared, summed over the pairs averaged;
         ``n_conversations`` (group) the conversations with a human label.  Plus
         :func:`false_positive_diagnosis` under ``fp_*`` names (dim ``judge``).

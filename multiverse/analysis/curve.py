@@ -7,8 +7,12 @@ gets its own curve, never pooled.  Rules of different units are never pooled:
 one curve holds either rate rules or turn rules.
 
 The estimate of a specification is a system's violation rate (the mean of its
-conversation values, missing ones excluded) or the difference between two
-systems' rates.  Inference resamples items (all conversations of one item, every
+conversations' estimation values: decided verdicts, and undecided conversations
+at their expected value under the scores' missing-data assumption, see
+:mod:`multiverse.scoring.estimate`; for rules in turns, the mean over
+violating conversations) or the difference between two systems' rates over
+the conversation cells where both have a value (common support: the same
+items, replicates, user simulators and conditions).  Inference resamples items (all conversations of one item, every
 system and replicate together: the cluster) with replacement; one set of draws
 serves every specification, so their dependence is kept.  Imposing the null
 shifts each specification's draws by its observed estimate minus the null value,
@@ -35,8 +39,8 @@ from multiverse.analysis._bootstrap import (
     t_critical,
 )
 from multiverse.analysis._scores import unit_scores
+from multiverse.analysis._specs import cluster_totals, spec_coords, systems_of
 from multiverse.core import schema as S
-from multiverse.scoring import is_valid
 
 __all__ = ["clustered_influence", "clustered_se", "curve_kernel", "ratio_draws", "spec_curve", "specification_dims"]
 
@@ -262,39 +266,6 @@ def specification_dims(scores: xr.DataArray) -> list[str]:
     return [d for d in S.MEASUREMENT_DIMS if d in scores.dims]
 
 
-def _cluster_totals(values: xr.DataArray, cluster: str, spec_dims: list[str], facets: list[str]) -> xr.Dataset:
-    """Per cluster and specification: sum and count of the values, and counts of
-    missing (completed, undecided) and excluded (not completed) conversations."""
-    stacked = values.stack(spec=spec_dims) if spec_dims else values.expand_dims(spec=[0])
-    reduce = [d for d in stacked.dims if d not in (cluster, "spec", *facets)]
-    order = [*reduce, *facets, cluster, "spec"]
-    stacked = stacked.transpose(*order)
-    data = stacked.values
-    axes = tuple(range(len(reduce)))  # leading axes: sums over them are fast
-    valid = ~np.isnan(data)
-    decided = is_valid(stacked).transpose(*order).values
-    if "completed" in stacked.coords:
-        completed = np.broadcast_to(stacked["completed"].broadcast_like(stacked).transpose(*order).values, data.shape)
-    else:
-        completed = np.ones(data.shape, dtype=bool)
-    kept = stacked.isel({d: 0 for d in reduce}, drop=True)
-    dims = kept.dims
-
-    def total(arr: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
-        return dims, arr.sum(axis=axes) if axes else arr
-
-    totals = xr.Dataset(
-        {
-            "sums": total(np.where(valid, data, 0.0)),
-            "counts": total(valid.astype(np.int64)),
-            "missing": total(completed & ~decided),
-            "excluded": total(~completed),
-        },
-        coords={d: kept[d] for d in dims if d != "spec"},
-    )
-    return totals.assign_coords(spec=kept["spec"]) if spec_dims else totals
-
-
 def spec_curve(
     data: xr.Dataset | xr.DataArray,
     *,
@@ -353,8 +324,12 @@ def spec_curve(
     xarray.Dataset
         Facet dims (``role``, ``condition``) x ``spec``: ``estimate``, ``se``
         (clustered), ``z``, ``significant``, ``ci`` (``ci_bound``), ``position``
-        (position in the sorted curve), ``n_valid``, ``n_missing``,
-        ``n_excluded`` (conversations behind each estimate); per facet
+        (position in the sorted curve), ``n_used`` (conversations in the
+        estimate), ``n_valid`` (decided), ``n_missing`` (undecided: in the
+        estimate at their expected value, or excluded) and ``n_excluded``
+        (something to rule on but not in the estimate: no estimate under the
+        scores' assumption, or, in a contrast, no value for the other
+        system on that conversation cell); per facet
         ``observed`` and ``p_value`` over ``statistic`` (median estimate, share
         significant in the declared direction, Stouffer's Z; p = (1 + null draws
         more extreme + U x null draws tied) / (1 + draws), see Notes) and ``null_curve`` over
@@ -391,10 +366,16 @@ def spec_curve(
         raise ValueError(f"spec_curve: scores have no cluster dim {cluster!r} (dims: {scores.dims})")
     if scores.sizes[cluster] < 2:
         raise ValueError(f"spec_curve: needs at least 2 values of {cluster!r} to resample, got {scores.sizes[cluster]}")
-    groups_of = _systems(scores, system, contrast)
+    groups_of = systems_of(scores, system, contrast)
     spec_dims = specification_dims(scores)
     facets = [d for d in S.ESTIMAND_DIMS if d in scores.dims]
-    totals = [_cluster_totals(scores.sel(system=s) if s is not None else scores, cluster, spec_dims, facets) for s in groups_of]
+    parts = [scores.sel(system=s) if s is not None else scores for s in groups_of]
+    used = [(p.notnull() if unit == "rate" else p["weight"].broadcast_like(p).notnull()) if "weight" in p.coords
+            else p.notnull() for p in parts]
+    if len(parts) == 2:  # a contrast compares the two systems on the conversation cells where both have a value
+        common = used[0].drop_vars("system", errors="ignore") & used[1].drop_vars("system", errors="ignore")
+        used = [common, common]
+    totals = [cluster_totals(p, u, cluster, spec_dims, facets, unit) for p, u in zip(parts, used)]
     spec_index = totals[0].indexes["spec"] if spec_dims else None
     weights = cluster_weights(scores.sizes[cluster], n_boot=n_boot, seed=seed)
     ties = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])  # a stream apart from the weights'
@@ -417,7 +398,7 @@ def spec_curve(
 
     n_specs = totals[0].sizes["spec"]
     facet_coords = {f: scores[f].values for f in facets}
-    spec_coords = _spec_coords(spec_index, spec_dims, n_specs, preferred)
+    labels = spec_coords(spec_index, spec_dims, n_specs, preferred)
 
     def total(name: str) -> np.ndarray:
         return sum(t[name].sum(cluster) for t in totals).transpose(*facets, "spec").values.astype(np.int64)
@@ -433,14 +414,15 @@ def spec_curve(
             "significant": (fs + ("spec",), stacked("significant")),
             "ci": (fs + ("spec", "ci_bound"), stacked("ci")),
             "position": (fs + ("spec",), rank),
-            "n_valid": (fs + ("spec",), total("counts")),
+            "n_used": (fs + ("spec",), total("used")),
+            "n_valid": (fs + ("spec",), total("valid")),
             "n_missing": (fs + ("spec",), total("missing")),
             "n_excluded": (fs + ("spec",), total("excluded")),
             "observed": (fs + ("statistic",), stacked("observed")),
             "p_value": (fs + ("statistic",), stacked("p_value")),
             "null_curve": (fs + ("quantile", "rank_position"), stacked("null_curve")),
         },
-        coords={**facet_coords, **spec_coords, **bound_coords(), "statistic": list(SUMMARIES),
+        coords={**facet_coords, **labels, **bound_coords(), "statistic": list(SUMMARIES),
                 "quantile": list(NULL_QUANTILES), "rank_position": np.arange(n_specs)},
     )
     out.attrs.update(
@@ -463,38 +445,3 @@ def spec_curve(
         }
     )
     return out
-
-
-def _systems(scores: xr.DataArray, system: str | None, contrast: tuple[str, str] | None) -> list[str | None]:
-    if system is not None and contrast is not None:
-        raise ValueError("spec_curve: give system= or contrast=, not both")
-    if "system" not in scores.dims:
-        if system is not None or contrast is not None:
-            raise ValueError("spec_curve: scores have no 'system' dim to select from")
-        return [None]
-    labels = [str(v) for v in scores["system"].values]
-    chosen = list(contrast) if contrast is not None else [system] if system is not None else labels
-    if len(chosen) != (2 if contrast is not None else 1):
-        raise ValueError(f"spec_curve: {len(labels)} systems {labels}; pick one with system= or two with contrast=")
-    unknown = [s for s in chosen if s not in labels]
-    if unknown:
-        raise ValueError(f"spec_curve: unknown system {unknown[0]!r}; systems: {labels}")
-    return chosen
-
-
-def _spec_coords(index, spec_dims: list[str], n_specs: int, preferred: Mapping[str, str] | None) -> dict:
-    coords: dict[str, tuple[str, np.ndarray]] = {"spec": ("spec", np.arange(n_specs))}
-    labels = {}
-    for d in spec_dims:
-        labels[d] = np.asarray(index.get_level_values(d)).astype(str)
-        coords[d] = ("spec", labels[d])
-    if preferred is not None:
-        unknown = [d for d in preferred if d not in spec_dims]
-        if unknown:
-            raise ValueError(f"spec_curve: preferred names {unknown[0]!r}, not a specification dim {spec_dims}")
-    mark = np.ones(n_specs, dtype=bool)
-    for d in spec_dims:
-        want = (preferred or {}).get(d, labels[d][0] if n_specs else None)
-        mark &= labels[d] == str(want)
-    coords["preferred"] = ("spec", mark)
-    return coords

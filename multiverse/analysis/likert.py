@@ -31,7 +31,9 @@ def mean_rating(cube: xr.Dataset) -> xr.DataArray:
     -------
     xarray.DataArray
         ``mean_rating`` over (``system``, ``role``, ``user_sim``, ``condition``,
-        ``judge``); coordinate ``n_rated`` counts the cells averaged; NaN where none.
+        ``judge``); coordinate ``n_rated`` counts the cells averaged and
+        ``n_missing`` the cells left out because their judgment is missing
+        (cells not applicable are not counted); NaN where none is rated.
 
     Raises
     ------
@@ -44,7 +46,8 @@ def mean_rating(cube: xr.Dataset) -> xr.DataArray:
     n = rating.notnull().sum(POOLED)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = rating.sum(POOLED, skipna=True) / n.where(n > 0)
-    out = out.assign_coords(n_rated=n).rename("mean_rating")
+    missing = (cube["severity"].reset_coords(drop=True) == -1).sum(POOLED)
+    out = out.assign_coords(n_rated=n, n_missing=missing).rename("mean_rating")
     out.attrs.update(analysis="mean_rating", multiverse_version=__version__, order="higher is better",
                      pooled=",".join(POOLED))
     return out

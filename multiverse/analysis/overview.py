@@ -30,7 +30,7 @@ from multiverse.analysis.raters import agreement_ci
 from multiverse.analysis.variance import decision_study, variance_decomposition
 from multiverse.core import schema as S
 from multiverse.cube.scales import judge_scales
-from multiverse.scoring import score, score_bounds, score_counts
+from multiverse.scoring import estimated_mean, score, score_bounds, score_counts
 
 __all__ = ["N_BOOT", "SUMMARY_KEYS", "AGREEMENTS", "Overview", "overview", "summary_table", "curve_tests"]
 
@@ -78,15 +78,16 @@ class Overview:
 def summary_table(scores: xr.DataArray, *, bounds: xr.Dataset | None = None) -> pd.DataFrame:
     """One row per system and specification: value, clustered SE and the counts behind it.
 
-    ``value`` is the mean over decided conversations (a rate, or turns for turn
-    rules; complete cases); ``se`` is clustered by item (rate rules, two or more
-    items).  With ``bounds`` (:func:`multiverse.scoring.score_bounds` of the same
+    ``value`` is the estimated mean over conversations (a rate, or turns for
+    turn rules) under the scores' missing-data assumption
+    (:func:`multiverse.scoring.estimated_mean`); ``se`` is clustered by item
+    (rate rules, two or more items).  With ``bounds`` (:func:`multiverse.scoring.score_bounds` of the same
     cube), ``lower_bound`` and ``upper_bound`` give the worst-case rates with
     every missing judgment read as clean and as violated (rate rules).
     """
     keys = [d for d in SUMMARY_KEYS if d in scores.dims]
     reduce = [d for d in scores.dims if d not in keys]
-    value = scores.mean(reduce).rename("value")
+    value = estimated_mean(scores, dim=reduce).rename("value")
     counts = score_counts(scores, keep=keys)
     parts = [value.reset_coords(drop=True), counts.reset_coords(drop=True)]
     if bounds is not None:

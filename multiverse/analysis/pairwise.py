@@ -33,11 +33,11 @@ _CODE = FIXED_CATEGORIES["pairwise"]
 
 
 def _per_comparison(cube: xr.Dataset, judges: list[str]) -> tuple[xr.DataArray, xr.DataArray | None]:
-    """Labels ``(item, unit, judge)`` (severity codes, -1 unrated) and the positions, units stacked."""
+    """Labels ``(item, unit, judge)`` (severity codes: -1 missing, -2 not applicable) and the positions, units stacked."""
     severity = cube["severity"].sel(judge=judges).reset_coords(drop=True)
     others = [d for d in severity.dims if d not in ("item", "judge")]
     labels = severity.stack(unit=others).transpose("item", "unit", "judge")
-    labels = labels.where(labels >= 0, -1).compute()
+    labels = labels.compute()
     position = None
     if "position_a" in cube:
         position = cube["position_a"].sel(judge=judges).reset_coords(drop=True).stack(unit=others)
@@ -63,7 +63,10 @@ def win_rate(cube: xr.Dataset, *, judges: Sequence[str] | None = None, ties: str
     -------
     xarray.Dataset
         Over (``system``, ``judge``): ``win_rate``, ``standard_error``,
-        ``n`` (comparisons counted), ``wins``, ``ties``, ``losses``; over
+        ``n`` (comparisons counted), ``wins``, ``ties``, ``losses``, and the
+        comparisons of the system left out, by reason: ``n_missing`` (no
+        label: the judgment is missing) and ``n_ties_left_out`` (ties, with
+        ``ties="exclude"``); over
         (``system``, ``opponent``, ``judge``): ``head_to_head`` (the win rate
         against that opponent alone) and ``n_head_to_head``.  Over ``judge``,
         when the cube records positions: ``first_shown_wins`` (share of
@@ -102,7 +105,8 @@ def win_rate(cube: xr.Dataset, *, judges: Sequence[str] | None = None, ties: str
     score_a = np.where(values == _CODE["A"], 1.0, np.where(values == _CODE["tie"], 0.5, 0.0))
     shape = (len(systems), len(chosen))
     out = {name: np.full(shape, np.nan) for name in ("win_rate", "standard_error")}
-    counts = {name: np.zeros(shape, dtype=np.int64) for name in ("n", "wins", "ties", "losses")}
+    counts = {name: np.zeros(shape, dtype=np.int64) for name in ("n", "wins", "ties", "losses", "n_missing",
+                                                                 "n_ties_left_out")}
     head = np.full((len(systems), len(systems), len(chosen)), np.nan)
     n_head = np.zeros_like(head, dtype=np.int64)
     for s, system in enumerate(systems):
@@ -115,6 +119,9 @@ def win_rate(cube: xr.Dataset, *, judges: Sequence[str] | None = None, ties: str
             counts["wins"][s, j] = int((got == 1).sum())
             counts["ties"][s, j] = int((got == 0.5).sum())
             counts["losses"][s, j] = int((got == 0).sum())
+            counts["n_missing"][s, j] = int(((values[..., j] == -1) & (as_a | as_b)[..., 0]).sum())
+            counts["n_ties_left_out"][s, j] = int(((values[..., j] == _CODE["tie"]) & ~valid[..., j]
+                                                  & (as_a | as_b)[..., 0]).sum())
             if got.size:
                 out["win_rate"][s, j] = got.mean()
             if got.size > 1:

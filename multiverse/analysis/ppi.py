@@ -12,10 +12,27 @@ minimises its variance, ``cov(y, f) / ((1 + n / N) var(f))`` clipped to [0, 1]
 (``lam = 0`` is the human-only estimate, ``lam = 1`` plain PPI).  The interval
 is the Wald one with variance ``var(lam f) / N + var(y - lam f) / n``.  With
 ``small_sample=False`` the kernel follows ``ppi_py.ppi_mean_ci`` step for step
-(the tests pin it to that package); the default adds a small-sample
-correction (see :func:`ppi_mean`).  It is written here so the analysis layer needs no extra
-runtime dependency.  A paired difference between two systems is the same
-estimator on per-item differences.
+(the tests pin it to that package).
+
+That Wald interval fails where human studies live: a few dozen labels, or a
+rare outcome (at a 2% rate with 200 labels it covered 90%): its variance rests
+on a handful of disagreements.  The default (``small_sample=True``) therefore
+recalibrates the judge on the labels instead of scaling it by ``lam``: the
+judge's verdicts are discrete, so the best predictor of the human verdict from
+the judge's is the labelled mean within each verdict, and PPI with that
+recalibrated predictor is the post-stratified estimator
+``sum_v pi_v theta_v`` (``pi_v`` the share of all judged units with verdict
+``v``, ``theta_v`` the human mean among the labelled ones; double sampling for
+stratification, Cochran 1977 ch. 12).  Its interval combines score intervals:
+each ``theta_v`` gets Wilson's (for a mean of verdict differences in -1/0/1,
+MOVER over its categories, with their multinomial correlation, which for two
+categories is Newcombe's paired-difference interval), and the strata's are
+added by MOVER (Zou & Donner 2008), with the sampling error of the
+``pi_v`` as one more term.  A verdict no label has leaves its ``theta_v``
+anywhere in the verdicts' range (its estimate is the overall labelled mean).
+``benchmarks/coverage_ppi.py`` records both variants' coverage.  Written here
+so the analysis layer needs no extra runtime dependency.  A paired difference
+between two systems is the same estimator on per-item differences.
 
 Judge error rates measured on canaries (planted replies of known verdict) do
 not enter here: the rectifier needs labels of conversations drawn like the
@@ -33,6 +50,7 @@ import xarray as xr
 from scipy import stats
 
 from multiverse import __version__
+from multiverse.analysis._intervals import wilson_interval
 from multiverse.analysis._categories import category_verdicts, resolve_standard
 from multiverse.core import schema as S
 from multiverse.scoring import score
@@ -40,67 +58,114 @@ from multiverse.scoring import score
 __all__ = ["corrected_difference", "corrected_rate", "human_labels_needed", "labels_needed", "ppi_mean"]
 
 
-def _spread(values: np.ndarray, *, small_sample: bool) -> float:
-    """Variance of ``values``: ppi_py's (ddof 0), or with two pseudo-values at the mean +- 1/2 (ddof 1)."""
-    if not small_sample:
-        return float(np.var(values))
-    return float((((values - values.mean()) ** 2).sum() + 2 * PSEUDO**2) / (len(values) + 1))
-
-
-PSEUDO = 0.5
-"""Offset of the two pseudo-residuals of the small-sample variant (one success and one failure of a 0/1 label)."""
-
-
 def ppi_mean(
     y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray, *, ci: float = 0.95, lam: float | None = None,
     small_sample: bool = True,
 ) -> dict[str, float]:
-    """PPI++ estimate and interval of a mean.
+    """Judge-corrected estimate and interval of a mean from labelled and judge-only units.
 
     Parameters
     ----------
     y, yhat
-        Human labels and the judge's verdicts on the ``n`` labelled units.
+        Human labels and the judge's verdicts on the ``n`` labelled units
+        (verdicts 0/1, or differences of them in -1/0/1).
     yhat_unlabeled
         The judge's verdicts on the ``N`` units without a human label.
     ci
         Interval level.
     lam
-        Power-tuning parameter; ``None`` estimates the variance-optimal one.
+        PPI++'s power-tuning parameter (``small_sample=False`` only); ``None``
+        estimates the variance-optimal one.
     small_sample
-        ``False`` gives ``ppi_py.ppi_mean_ci`` exactly (normal quantile,
-        variances with ddof 0).  ``True`` (default) is a small-sample variant
-        for the few dozen labels a human study has: a t quantile with n - 1
-        degrees of freedom, and the rectifier's variance computed with two
-        pseudo-residuals at its mean +- 1/2 added (ddof 1), in the spirit of
-        Agresti and Caffo (2000), so that a labelled set without a single
-        disagreement does not give a zero-width interval.  The human-only
-        interval uses the same rule, so widths compare like with like.
-        ``benchmarks/coverage_ppi.py`` records both variants' coverage.
+        ``True`` (default): the recalibrated (post-stratified) estimator with
+        score intervals (see the module docstring).  ``False``: PPI++ as
+        ``ppi_py.ppi_mean_ci`` (normal quantile, variances with ddof 0).  The
+        human-only interval on the same labels uses the same rule (Wilson's,
+        or Wald's), so widths compare like with like.
 
     Returns
     -------
     dict
-        ``estimate``, ``lower``, ``upper``, ``se``, ``lam``, and the human-only
-        ``human_estimate``, ``human_lower``, ``human_upper`` on the same labels.
+        ``estimate``, ``lower``, ``upper``, ``se``, ``lam`` (PPI++'s, or the
+        recalibrated predictor's slope when the judge has two verdicts), and
+        the human-only ``human_estimate``, ``human_lower``, ``human_upper``.
     """
     y, yhat, unl = (np.asarray(a, dtype=float) for a in (y, yhat, yhat_unlabeled))
     n, big_n = len(y), len(unl)
     if n < 2 or big_n < 1:
         raise ValueError(f"ppi: needs at least 2 labelled and 1 judge-only unit, got {n} and {big_n}")
+    if small_sample:
+        return _recalibrated(y, yhat, unl, ci=ci)
     if lam is None:
         cov = np.mean((y - y.mean()) * (yhat - yhat.mean()))
         var = np.var(np.concatenate([yhat, unl]), ddof=1)
         lam = float(np.clip(cov / ((1 + n / big_n) * var), 0, 1)) if var > 0 else 0.0
     estimate = lam * unl.mean() + (y - lam * yhat).mean()
-    imputed = np.var(lam * unl, ddof=1 if small_sample and big_n > 1 else 0) / big_n
-    se = float(np.sqrt(imputed + _spread(y - lam * yhat, small_sample=small_sample) / n))
-    q = stats.t.ppf(0.5 + ci / 2, n - 1) if small_sample else stats.norm.ppf(0.5 + ci / 2)
-    human_se = float(np.sqrt(_spread(y, small_sample=small_sample) / n))
+    se = float(np.sqrt(np.var(lam * unl) / big_n + np.var(y - lam * yhat) / n))
+    q = stats.norm.ppf(0.5 + ci / 2)
+    human_se = float(np.sqrt(np.var(y) / n))
     return {
         "estimate": float(estimate), "lower": float(estimate - q * se), "upper": float(estimate + q * se),
         "se": se, "lam": float(lam), "human_estimate": float(y.mean()),
         "human_lower": float(y.mean() - q * human_se), "human_upper": float(y.mean() + q * human_se),
+    }
+
+
+def _mean_interval(values: np.ndarray, support: np.ndarray, q: float) -> tuple[float, float, float]:
+    """Mean of a discrete variable and its score interval: MOVER over its categories' Wilson limits.
+
+    ``support`` lists every value the variable can take (so a category no
+    unit shows still has an upper limit); for 0/1 values this is Wilson's
+    interval.  Without values: the support's range around NaN.
+    """
+    if not len(values):
+        return np.nan, float(support.min()), float(support.max())
+    n = len(values)
+    share = np.array([np.mean(values == v) for v in support])
+    low, high = wilson_interval(share, np.full(share.shape, float(n)), np.full(share.shape, q))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = -np.sqrt(np.outer(share, share) / np.outer(1 - share, 1 - share))  # multinomial shares
+    r = np.nan_to_num(r)
+    np.fill_diagonal(r, 1.0)
+    sign = np.where(support < 0, -1.0, 1.0)
+    corr = r * np.outer(sign, sign)
+    keep = support != 0
+    term = (support * share)[keep]
+    below = np.where(support >= 0, support * (share - low), support * (share - high))[keep]
+    above = np.where(support >= 0, support * (high - share), support * (low - share))[keep]
+    c = corr[np.ix_(keep, keep)]
+    mean = float(term.sum())
+    return mean, mean - float(np.sqrt(max(below @ c @ below, 0.0))), mean + float(np.sqrt(max(above @ c @ above, 0.0)))
+
+
+def _recalibrated(y: np.ndarray, yhat: np.ndarray, unl: np.ndarray, *, ci: float) -> dict[str, float]:
+    """The post-stratified (recalibrated PPI) estimate and its MOVER interval; see the module docstring."""
+    q = float(stats.norm.ppf(0.5 + ci / 2))
+    support = np.array([-1.0, 0.0, 1.0]) if (y < 0).any() or (yhat < 0).any() else np.array([0.0, 1.0])
+    judged = np.concatenate([yhat, unl])
+    verdicts = np.unique(judged)
+    pooled = float(y.mean())
+    terms, below, above, variances = [], [], [], []
+    for v in verdicts:
+        weight = float(np.mean(judged == v))
+        mean, low, high = _mean_interval(y[yhat == v], support, q)
+        mean = pooled if np.isnan(mean) else mean
+        terms.append(weight * mean)
+        below.append(weight * (mean - low))
+        above.append(weight * (high - mean))
+        labelled = y[yhat == v]
+        variances.append(weight**2 * np.var(labelled) / len(labelled) if len(labelled) else 0.0)
+    means = np.asarray(terms) / np.array([np.mean(judged == v) for v in verdicts])
+    shares = np.array([np.mean(judged == v) for v in verdicts])
+    weights_error = float(np.sqrt(max(shares @ means**2 - (shares @ means) ** 2, 0.0) / len(judged)))  # the pi_v
+    estimate = float(np.sum(terms))
+    lower = estimate - float(np.sqrt(np.sum(np.square(below)) + (q * weights_error) ** 2))
+    upper = estimate + float(np.sqrt(np.sum(np.square(above)) + (q * weights_error) ** 2))
+    human, human_lower, human_upper = _mean_interval(y, support, q)
+    slope = float(means[1] - means[0]) if len(verdicts) == 2 else np.nan
+    return {
+        "estimate": estimate, "lower": lower, "upper": upper, "se": float(np.sqrt(sum(variances) + weights_error**2)),
+        "lam": slope, "human_estimate": human, "human_lower": human_lower, "human_upper": human_upper,
     }
 
 
@@ -170,8 +235,12 @@ def _split(f: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     return y[labelled], f[labelled], f[valid_f & np.isnan(y)], int((~valid_f).sum())
 
 
+RECALIBRATED = ("recalibrated PPI (post-stratified by the judge's verdict), score intervals combined by MOVER")
+PPI_PLUS_PLUS = "PPI++ (Angelopoulos, Duchi and Zrnic 2023), power-tuned, Wald interval"
+
+
 def _result(parts: dict[str, float], *, n: int, big_n: int, missing: int, what: str, ci: float,
-            limits: tuple[float, float]) -> xr.Dataset:
+            limits: tuple[float, float], method: str) -> xr.Dataset:
     """The kernel's numbers as a Dataset, the intervals clipped to the estimand's range (which keeps coverage)."""
     for name in ("lower", "upper", "human_lower", "human_upper"):
         parts[name] = float(np.clip(parts[name], *limits))
@@ -179,8 +248,8 @@ def _result(parts: dict[str, float], *, n: int, big_n: int, missing: int, what: 
     out["ci"] = xr.DataArray([parts["lower"], parts["upper"]], dims="ci_bound", coords={"ci_bound": ["lower", "upper"]})
     out["human_ci"] = xr.DataArray([parts["human_lower"], parts["human_upper"]], dims="ci_bound")
     out = out.drop_vars(["lower", "upper", "human_lower", "human_upper"])
-    out.attrs.update(analysis=what, method="PPI++ (Angelopoulos, Duchi and Zrnic 2023), power-tuned, Wald interval",
-                     multiverse_version=__version__, ci_level=ci, n_labelled=n, n_judge_only=big_n, n_missing=missing)
+    out.attrs.update(analysis=what, method=method, multiverse_version=__version__, ci_level=ci, n_labelled=n,
+                     n_judge_only=big_n, n_missing=missing)
     return out
 
 
@@ -203,8 +272,8 @@ def corrected_rate(
         How turn severities become the conversation's verdict (``standard=None``:
         ``clear_breach``).
     ci, lam, small_sample
-        Interval level; power tuning (``None``: optimal); the small-sample
-        variant of :func:`ppi_mean`.
+        Interval level; PPI++'s power tuning (``None``: optimal; with
+        ``small_sample=False``); the small-sample variant of :func:`ppi_mean`.
     category
         Instead of a standard: the rate of conversations labelled with this
         category of the judges' scale, named (``"B"`` for "B wins" on the
@@ -234,7 +303,8 @@ def corrected_rate(
     f, y = _verdicts(cube, judge, human, standard, rule, category)
     y_l, f_l, f_u, missing = _split(f.values.ravel(), y.values.ravel())
     parts = ppi_mean(y_l, f_l, f_u, ci=ci, lam=lam, small_sample=small_sample)
-    out = _result(parts, n=len(y_l), big_n=len(f_u), missing=missing, what="corrected_rate", ci=ci, limits=(0.0, 1.0))
+    out = _result(parts, n=len(y_l), big_n=len(f_u), missing=missing, what="corrected_rate", ci=ci, limits=(0.0, 1.0),
+                  method=RECALIBRATED if small_sample else PPI_PLUS_PLUS)
     out.attrs.update(n_labelled_without_judge=_without_judge(f, y), verdict=f"category {category}" if category
                      else f"{standard or 'clear_breach'} / {rule}")
     return out
@@ -260,7 +330,8 @@ def corrected_difference(
     dy = (y.sel({dim: a}) - y.sel({dim: b})).values.ravel()
     y_l, f_l, f_u, missing = _split(df, dy)
     parts = ppi_mean(y_l, f_l, f_u, ci=ci, lam=lam, small_sample=small_sample)
-    out = _result(parts, n=len(y_l), big_n=len(f_u), missing=missing, what="corrected_difference", ci=ci, limits=(-1.0, 1.0))
+    out = _result(parts, n=len(y_l), big_n=len(f_u), missing=missing, what="corrected_difference", ci=ci,
+                  limits=(-1.0, 1.0), method=RECALIBRATED if small_sample else PPI_PLUS_PLUS)
     out.attrs.update(n_labelled_without_judge=int((np.isnan(df) & ~np.isnan(dy)).sum()))
     return out
 

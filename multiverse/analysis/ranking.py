@@ -1,10 +1,12 @@
 """Rankings of systems across the multiverse: do they flip with the judge?
 
 A ranking orders systems by their rate under one specification (lowest
-violation rate first; for leaderboards, highest score first).  Rankings under
-two values of a dim (two judges, two user simulators, ...) are compared with
-Kendall's tau (``scipy.stats.kendalltau``, tau-b) and with the share of system
-pairs whose order flips.
+violation rate first; for leaderboards, highest score first), every system's
+rate taken over the same conversation cells (common support: the cells where
+every system has a value), so identical systems tie.  Rankings under two values
+of a dim (two judges, two user simulators, ...) are compared with Kendall's tau
+(``scipy.stats.kendalltau``, tau-b) and with the share of system pairs whose
+order flips.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import xarray as xr
 from scipy import stats
 
 from multiverse import __version__
+from multiverse.analysis._paired import pair_totals
 from multiverse.analysis._scores import unit_scores
+from multiverse.analysis.curve import clustered_influence
 from multiverse.analysis.likert import is_rated, mean_rating
 from multiverse.analysis.noise import paired_differences
 
@@ -34,16 +38,30 @@ __all__ = [
 NUISANCE = ("replicate", "item")
 
 
+def _bare(array: xr.DataArray) -> xr.DataArray:
+    return array.drop_vars([c for c in array.coords if c not in array.dims])
+
+
 def _rates(data: xr.Dataset | xr.DataArray) -> xr.DataArray:
-    """System rates per specification (rate rules only; a likert cube's mean ratings); rates pass through unchanged."""
+    """System rates per specification on common support (rate rules only; a likert cube's mean ratings).
+
+    Rates pass through unchanged.  A conversation cell (role, user simulator,
+    condition, replicate, item) counts for a specification when every system
+    has a value there; the
+    coordinates ``n_common`` and ``n_dropped`` count the cells used and those
+    dropped for missing support.
+    """
     if is_rated(data):
         return mean_rating(data).reset_coords(drop=True)
-    scores = unit_scores(data)
+    scores = _bare(unit_scores(data))
+    if "system" not in scores.dims:
+        raise ValueError(f"rankings: no 'system' dim to rank (dims: {scores.dims})")
     reduce = [d for d in NUISANCE if d in scores.dims]
-    rates = scores.mean(reduce) if reduce else scores
-    if "system" not in rates.dims:
-        raise ValueError(f"rankings: no 'system' dim to rank (dims: {rates.dims})")
-    return rates.drop_vars([c for c in rates.coords if c not in rates.dims])
+    if not reduce:
+        return scores
+    common = scores.notnull().all("system")
+    dropped = scores.notnull().any("system") & ~common
+    return scores.where(common).mean(reduce).assign_coords(n_common=common.sum(reduce), n_dropped=dropped.sum(reduce))
 
 
 # --- numpy kernels ---------------------------------------------------------------------------------
@@ -111,7 +129,9 @@ def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool | None =
     -------
     xarray.DataArray
         Ranks (1 = best, ties averaged, NaN where the rate is missing) over
-        ``system`` and the specification dims.
+        ``system`` and the specification dims, from rates on common support
+        (every system on the same conversation cells); coordinates
+        ``n_common`` and ``n_dropped`` count the cells used and dropped.
 
     See Also
     --------
@@ -200,49 +220,82 @@ def win_shares(
     data: xr.Dataset | xr.DataArray,
     *,
     alpha: float = 0.05,
-    n_boot: int = 200,
-    seed: int = 0,
+    adjust: str = "holm",
+    cluster: str = "item",
+    rerun: str = "replicate",
 ) -> xr.Dataset:
-    """In what share of the multiverse does system A beat system B?
+    """How likely is system A to beat system B across the multiverse, and where beyond the noise?
 
     Parameters
     ----------
     data
         A cube or its scores (conversation-level, so the noise is known).
     alpha
-        Level at which a win counts as beyond the noise.
-    n_boot, seed
-        Passed to :func:`paired_differences` (its intervals are not used here).
+        Level at which a specification's difference counts as beyond the noise.
+    adjust
+        Multiplicity adjustment of those flags over the specifications
+        (see :func:`paired_differences`).
+    cluster, rerun
+        The item dim and the rerun dim.
 
     Returns
     -------
     xarray.Dataset
-        Dims (``system``, ``system_b``): ``share_better`` (A's violation rate
-        lower), ``share_better_beyond_noise`` (lower with p < alpha),
-        ``share_worse_beyond_noise``, ``n_specs``.
+        Dims (``system``, ``system_b``): ``prob_better`` (the confidence
+        that A's violation rate, averaged over the specifications, is lower
+        than B's: Student's t on G - 1 degrees of freedom at the
+        multiverse-mean difference over its clustered standard error, so it is
+        uniform when the two are equal, and not a share of specifications),
+        ``share_of_specs_better`` (the share of specifications whose point
+        estimate has A lower: descriptive), ``share_better_beyond_noise`` and
+        ``share_worse_beyond_noise`` (shares of specifications whose
+        ``adjust``-ed test says A lower, higher), ``n_specs``, and summed
+        over the specifications ``n_pairs`` (conversation cells compared) and
+        ``n_dropped`` (cells only one of the two had: no common support).
 
     See Also
     --------
     paired_differences, rankings
     """
-    pairs = paired_differences(data, alpha=alpha, n_boot=n_boot, seed=seed)
+    pairs = paired_differences(data, alpha=alpha, adjust=adjust, cluster=cluster, rerun=rerun)
     spec_dims = [d for d in pairs["difference"].dims if d not in ("system", "system_b")]
-    usable = pairs["difference"].notnull()
-    n = usable.sum(spec_dims)
-    significant = pairs["p_value"] < alpha
+    difference = pairs["difference"]
+    n = difference.notnull().sum(spec_dims)
+    significant = pairs["exceeds_noise"]
     with np.errstate(invalid="ignore", divide="ignore"):
         out = xr.Dataset(
             {
-                "share_better": (pairs["difference"] < 0).sum(spec_dims) / n,
-                "share_better_beyond_noise": ((pairs["difference"] < 0) & significant).sum(spec_dims) / n,
-                "share_worse_beyond_noise": ((pairs["difference"] > 0) & significant).sum(spec_dims) / n,
+                "prob_better": _prob_better(unit_scores(data), spec_dims, cluster=cluster, rerun=rerun),
+                "share_of_specs_better": (difference < 0).sum(spec_dims) / n,
+                "share_better_beyond_noise": ((difference < 0) & significant).sum(spec_dims) / n,
+                "share_worse_beyond_noise": ((difference > 0) & significant).sum(spec_dims) / n,
                 "n_specs": n,
+                "n_pairs": pairs["n_pairs"].sum(spec_dims),
+                "n_dropped": pairs["n_dropped"].sum(spec_dims),
             }
         )
     out.attrs.update({
-        "analysis": "win shares", "multiverse_version": __version__, "alpha": alpha, "better": "lower violation rate",
+        "analysis": "win shares", "multiverse_version": __version__, "alpha": alpha, "adjust": adjust,
+        "better": "lower violation rate", "prob_better": "t (G - 1 df) at the multiverse-mean paired difference",
     })
     return out
+
+
+def _prob_better(scores: xr.DataArray, spec_dims: list[str], *, cluster: str, rerun: str) -> xr.DataArray:
+    """The t confidence that rate(system) < rate(system_b), averaged over the specifications, on common support."""
+    totals = pair_totals(scores, cluster=cluster, rerun=rerun)
+    diff, influence = xr.apply_ufunc(
+        clustered_influence, totals.sum_a - totals.sum_b, totals.count, kwargs={"axis": -1},
+        input_core_dims=[[cluster], [cluster]], output_core_dims=[[], [cluster]],
+    )
+    mean = diff.mean(spec_dims)
+    mean_influence = influence.mean(spec_dims)
+    clusters = (totals.count > 0).any(spec_dims).sum(cluster)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt(clusters / (clusters - 1) * (mean_influence**2).sum(cluster))
+        prob = xr.apply_ufunc(lambda d, s, g: stats.t.cdf(-d / s, np.maximum(g - 1, 1)), mean, se, clusters)
+    certain = 0.5 * (1 + np.sign(-mean))  # no spread: the sign of the difference itself (0.5 for none)
+    return xr.where(se == 0, certain, prob).where(clusters >= 2)
 
 
 def leaderboard_table(

@@ -5,14 +5,22 @@ cell (conversation x turn x principle, and every other dim except the rater dim)
 The pairwise metrics are functions of the pair's contingency table; the
 multi-rater metrics (``raters=[...]``) of the rater set's coincidence matrix
 (Krippendorff's alpha) or category totals (Fleiss' kappa).  Point estimates pool
-those tables over units without per-conversation arrays; the cluster bootstrap
-builds per-conversation tables a block at a time
+those tables over units without per-conversation arrays; intervals resample
+items (every judged cell of an item, all its conversations and reruns,
+moves together), building per-item tables a block at a time
 (:mod:`multiverse.analysis._agreement_stats`).
 
-Written here rather than called from ``krippendorff`` / ``statsmodels`` because
-those take one pair (or one rater set) at a time with no weights: this computes
-every pair, every group and every bootstrap draw from additive tables.  The
-tests pin every metric to those packages to 1e-9.
+Severity (0/1/2) is ordinal, so by default it is compared as such: Krippendorff's
+alpha with the ordinal metric, Cohen's kappa with quadratic weights (Cohen 1968);
+so are likert ratings.  Binary standards and nominal label sets (``binary`` and
+``pairwise`` scales, or a cube whose ``attrs["label_kind"]`` is ``"nominal"``)
+are compared as nominal.  Percent agreement, Scott's pi and
+Fleiss' kappa are nominal whatever the scale.
+
+The metrics are computed from additive tables by the kernels of
+:mod:`multiverse.analysis._agreement_metrics` (every pair, group and bootstrap
+draw at once, which ``krippendorff`` / ``statsmodels`` do not offer); the tests
+pin every metric to those packages to 1e-9.
 """
 
 from __future__ import annotations
@@ -23,8 +31,16 @@ import numpy as np
 import xarray as xr
 
 from multiverse import __version__
-from multiverse.analysis._agreement_stats import UNITS_PER_CHUNK, accumulate, bootstrap_sums
-from multiverse.analysis._bootstrap import cluster_weights, percentile_interval, with_interval
+from multiverse.analysis._agreement_metrics import (
+    METRICS,
+    MULTI_RATER_METRICS,
+    SCALES,
+    metric_from_tables,
+    multi_rater_metric,
+    pair_tables,
+)
+from multiverse.analysis._agreement_stats import UNITS_PER_CHUNK, accumulate, bootstrap_sums, cluster_blocks
+from multiverse.analysis._bootstrap import bca_interval, cluster_weights, expanded_level, with_interval
 from multiverse.core import schema as S
 from multiverse.cube.build import with_truth_judge
 from multiverse.cube.scales import LabelCodes, common_scale, label_codes
@@ -32,107 +48,6 @@ from multiverse.scoring import check_severity, list_standards, standard_codes
 
 __all__ = ["METRICS", "MULTI_RATER_METRICS", "agreement", "agreement_ci", "default_level", "labels_of",
            "metric_from_tables", "multi_rater_metric", "pair_table_draws", "pair_tables", "ratings"]
-
-METRICS = ("percent", "cohen_kappa", "scott_pi", "krippendorff_alpha", "fleiss_kappa")
-MULTI_RATER_METRICS = ("fleiss_kappa", "krippendorff_alpha")
-SCALES = ("nominal", "ordinal")
-
-
-# --- numpy kernels: metrics from contingency tables --------------------------------------------
-
-
-def metric_from_tables(tables: np.ndarray, *, metric: str, scale: str = "nominal") -> np.ndarray:
-    """Agreement of two raters from contingency tables ``(..., k, k)``.
-
-    ``tables[..., i, j]`` counts units rater A put in category i and rater B in j.
-    ``scale`` is the level of measurement: for ``krippendorff_alpha`` the
-    nominal or ordinal distance between categories (Krippendorff 2011); for
-    ``cohen_kappa`` unweighted (nominal) or quadratic-weighted (ordinal,
-    Cohen 1968, weights ``(i - j)^2 / (k - 1)^2`` over the category indices).
-    Fleiss' kappa of two raters is Scott's pi.  NaN where undefined (no units,
-    or no variation for chance-corrected metrics).
-    """
-    tables = np.asarray(tables, dtype=float)
-    n = tables.sum(axis=(-2, -1))
-    agree = np.trace(tables, axis1=-2, axis2=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if metric == "percent":
-            return agree / n
-        rows, cols = tables.sum(axis=-1), tables.sum(axis=-2)
-        observed = agree / n
-        if metric == "cohen_kappa" and scale == "ordinal":
-            index = np.arange(tables.shape[-1])
-            weights = (index[:, None] - index[None, :]) ** 2 / max(tables.shape[-1] - 1, 1) ** 2
-            chance = rows[..., :, None] * cols[..., None, :] / n[..., None, None]
-            return 1 - (weights * tables).sum(axis=(-2, -1)) / (weights * chance).sum(axis=(-2, -1))
-        if metric == "cohen_kappa":
-            expected = (rows * cols).sum(axis=-1) / n**2
-            return (observed - expected) / (1 - expected)
-        if metric in ("scott_pi", "fleiss_kappa"):
-            pooled = (rows + cols) / (2 * n[..., None])
-            expected = (pooled**2).sum(axis=-1)
-            return (observed - expected) / (1 - expected)
-        if metric == "krippendorff_alpha":
-            return alpha_from_coincidence(tables + np.swapaxes(tables, -2, -1), scale)
-    raise ValueError(f"metric {metric!r}: expected one of {METRICS}")
-
-
-def alpha_from_coincidence(coincidence: np.ndarray, scale: str) -> np.ndarray:
-    """Krippendorff's alpha from coincidence matrices ``(..., k, k)`` (Krippendorff 2011)."""
-    coincidence = np.asarray(coincidence, dtype=float)
-    n_c = coincidence.sum(axis=-1)
-    n = n_c.sum(axis=-1)
-    k = coincidence.shape[-1]
-    if scale == "nominal":
-        delta2 = np.broadcast_to(1.0 - np.eye(k), coincidence.shape)
-    elif scale == "ordinal":
-        cum = np.cumsum(n_c, axis=-1)
-        delta = cum[..., None, :] - cum[..., :, None] + (n_c[..., :, None] - n_c[..., None, :]) / 2
-        delta2 = delta**2
-    else:
-        raise ValueError(f"scale {scale!r}: expected one of {SCALES}")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        observed = (coincidence * delta2).sum(axis=(-2, -1))
-        expected = (n_c[..., :, None] * n_c[..., None, :] * delta2).sum(axis=(-2, -1)) / (n - 1)
-        return 1 - observed / expected
-
-
-def fleiss_from_totals(totals: np.ndarray, *, n_raters: int) -> np.ndarray:
-    """Fleiss' kappa (Fleiss 1971) from ``(..., 2 + k)`` sums over units every rater rated.
-
-    ``totals[..., 0]`` counts the units, ``[..., 1]`` sums each unit's squared
-    category counts, ``[..., 2:]`` the category totals.
-    """
-    totals = np.asarray(totals, dtype=float)
-    units, squares, categories = totals[..., 0], totals[..., 1], totals[..., 2:]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        observed = (squares - units * n_raters) / (units * n_raters * (n_raters - 1))
-        shares = categories / (units * n_raters)[..., None]
-        expected = (shares**2).sum(axis=-1)
-        return (observed - expected) / (1 - expected)
-
-
-def multi_rater_metric(stats: np.ndarray, *, metric: str, scale: str, n_raters: int) -> np.ndarray:
-    """A multi-rater metric from its statistic (coincidence matrices or Fleiss totals)."""
-    if metric == "krippendorff_alpha":
-        return alpha_from_coincidence(stats, scale)
-    return fleiss_from_totals(stats, n_raters=n_raters)
-
-
-def pair_tables(
-    ratings: np.ndarray, cluster: np.ndarray, group: np.ndarray, *, n_clusters: int, n_groups: int, k: int
-) -> np.ndarray:
-    """Per-cluster contingency tables of every rater pair, ``(cluster, rater, rater_b, group, k, k)``.
-
-    For inspection and tests on small data; the analyses never build this array
-    for all clusters at once.  ``ratings`` is int ``(unit, rater)`` (categories
-    ``0..k-1``, negative = not rated); ``cluster`` and ``group`` int ``(unit,)``.
-    """
-    cell = cluster.astype(np.int64) * n_groups + group
-    tables = accumulate("pairs", ratings, cell, n_groups=n_clusters * n_groups, k=k)
-    shape = (n_clusters, n_groups) + tables.shape[1:]
-    return np.moveaxis(tables.reshape(shape), 1, 3).astype(np.int64)
-
 
 # --- xarray layer: the cube -> ratings ---------------------------------------------------------------
 
@@ -193,29 +108,47 @@ def labels_of(
     return LabelCodes(values.transpose(*others, dim).compute(), ("clean", "violated"), "binary", "nominal")
 
 
-def _unit_index(values: xr.DataArray, dim: str, by: str | None, *, clusters: bool) -> tuple[np.ndarray, int, np.ndarray, int]:
-    """Conversation (when ``clusters``) and group index of every unit (units flattened in C order)."""
+def _unit_index(values: xr.DataArray, dim: str, by: str | None, *, cluster: str | None
+                ) -> tuple[np.ndarray, int, np.ndarray, int]:
+    """Cluster (``cluster``'s index; each conversation's without that dim) and group index of every unit.
+
+    Units are flattened in C order; without ``cluster`` there are no clusters.
+    """
     unit_dims = [d for d in values.dims if d != dim]
     shape = [values.sizes[d] for d in unit_dims]
     grids = dict(zip(unit_dims, np.indices(shape, sparse=True), strict=True))
-    cluster, n_clusters = np.zeros(0, dtype=np.int64), 1
-    if clusters:
-        cluster = np.zeros(shape, dtype=np.int64)
-        for d in (d for d in S.CONVERSATION_DIMS if d in unit_dims):
-            cluster = cluster * values.sizes[d] + grids[d]
+    index, n_clusters = np.zeros(0, dtype=np.int64), 1
+    if cluster is not None:
+        index = np.zeros(shape, dtype=np.int64)
+        for d in [cluster] if cluster in unit_dims else [d for d in S.CONVERSATION_DIMS if d in unit_dims]:
+            index = index * values.sizes[d] + grids[d]
             n_clusters *= values.sizes[d]
-        cluster = np.broadcast_to(cluster, shape).ravel()
+        index = np.broadcast_to(index, shape).ravel()
     if by is None:
-        return cluster, n_clusters, np.zeros(int(np.prod(shape)), dtype=np.int64), 1
+        return index, n_clusters, np.zeros(int(np.prod(shape)), dtype=np.int64), 1
     group = np.ascontiguousarray(np.broadcast_to(grids[by], shape)).ravel().astype(np.int64)
-    return cluster, n_clusters, group, values.sizes[by]
+    return index, n_clusters, group, values.sizes[by]
+
+
+def default_level(cube: xr.Dataset, labels: LabelCodes, standard: str | None) -> str:
+    """The level of measurement the labels default to.
+
+    A standard's violated / clean codes and labels marked nominal
+    (``attrs["label_kind"] == "nominal"``, e.g. codes of one's own read by
+    :func:`multiverse.adapters.long_table`) are nominal; otherwise the labels'
+    scale decides: ``severity`` (0/1/2, every cube the runner builds) and
+    ``likert`` are ordinal, ``binary`` and ``pairwise`` nominal.
+    """
+    if standard is not None or cube.attrs.get("label_kind") == "nominal":
+        return "nominal"
+    return labels.level
 
 
 class _Prepared:
     """The checked options, the ratings ``(unit, rater)`` and what the metric is computed from."""
 
     def __init__(self, cube: xr.Dataset, *, metric: str, standard: str | None, dim: str, by: str | None,
-                 scale: str | None, include_truth: bool, raters: Sequence[str] | None, clusters: bool) -> None:
+                 scale: str | None, include_truth: bool, raters: Sequence[str] | None, cluster: str | None) -> None:
         if metric not in METRICS:
             raise ValueError(f"agreement: metric {metric!r}, expected one of {', '.join(METRICS)}")
         if scale is not None and scale not in SCALES:
@@ -236,7 +169,7 @@ class _Prepared:
         self.kind = "pairs" if not self.multi else ("coincidence" if metric == "krippendorff_alpha" else "fleiss")
         self.k = labels.k if standard is None else 2
         self.flat = values.values.reshape(-1, values.sizes[dim])
-        self.cluster, self.n_clusters, self.group, self.n_groups = _unit_index(values, dim, by, clusters=clusters)
+        self.cluster, self.n_clusters, self.group, self.n_groups = _unit_index(values, dim, by, cluster=cluster)
 
     def pooled(self) -> np.ndarray:
         """The statistic pooled over every unit, ``(group, ...)``."""
@@ -247,18 +180,6 @@ class _Prepared:
         if self.multi:
             return multi_rater_metric(stats, metric=self.metric, scale=self.scale, n_raters=self.flat.shape[1])
         return np.moveaxis(metric_from_tables(stats, metric=self.metric, scale=self.scale), -3, -1)
-
-
-def default_level(cube: xr.Dataset, labels: LabelCodes, standard: str | None) -> str:
-    """The level of measurement the labels default to: their scale's, when the cube declares one.
-
-    A cube without a ``scale`` coordinate (every cube the runner builds) keeps
-    the nominal default of earlier releases; a standard's violated / clean
-    codes are nominal.
-    """
-    if standard is not None or "scale" not in cube.coords:
-        return "nominal"
-    return labels.level
 
 
 def _checked_raters(known: list, raters: Sequence[str], *, dim: str, metric: str) -> list:
@@ -318,9 +239,11 @@ def agreement(
     scale
         The level of measurement, ``"nominal"`` or ``"ordinal"``: the distance
         between categories in Krippendorff's alpha, and unweighted or
-        quadratic-weighted Cohen's kappa.  Default: the labels' scale where the
-        cube declares one (``binary`` and ``pairwise`` nominal, ``severity``
-        and ``likert`` ordinal), else nominal (:func:`default_level`).
+        quadratic-weighted Cohen's kappa.  Default (:func:`default_level`):
+        nominal for a standard's violated / clean codes and for labels marked
+        nominal (``attrs["label_kind"]``), else the labels' scale's level
+        (``severity`` and ``likert`` ordinal, ``binary`` and ``pairwise``
+        nominal; see the module docstring).
     include_truth
         Add the cube's planted ``truth`` as a rater named ``"truth"``.
     raters
@@ -335,7 +258,8 @@ def agreement(
     xarray.DataArray
         Without ``raters``: dims (``dim``, ``<dim>_b``[, ``by``]); coordinate
         ``n_units`` counts the units both raters rated (severity >= 0), the only
-        ones compared.  With ``raters``: 0-d (or over ``by``) with coordinate
+        ones compared, and ``n_dropped`` the units only one of the two rated
+        (left out for the other's missing rating).  With ``raters``: 0-d (or over ``by``) with coordinate
         ``n_units`` (units used) and ``n_rated`` (units at least one of them
         rated), and the raters in ``attrs["raters"]``.
 
@@ -344,7 +268,7 @@ def agreement(
     agreement_ci, multiverse.plots.plot_agreement
     """
     options = {"metric": metric, "standard": standard, "dim": dim, "by": by, "scale": scale}
-    prepared = _Prepared(cube, include_truth=include_truth, raters=raters, clusters=False, **options)
+    prepared = _Prepared(cube, include_truth=include_truth, raters=raters, cluster=None, **options)
     out = _estimate(prepared, prepared.pooled())
     out.attrs.update(_provenance(raters=raters, **{**options, "scale": prepared.scale}))
     if raters is not None and out.ndim == 0:
@@ -362,18 +286,31 @@ def agreement_ci(
     scale: str | None = None,
     include_truth: bool = False,
     raters: Sequence[str] | None = None,
+    cluster: str = "item",
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
 ) -> xr.Dataset:
-    """:func:`agreement` with cluster-bootstrap intervals over conversations.
+    """:func:`agreement` with bias-corrected and accelerated (BCa) bootstrap intervals over items.
+
+    Judged cells of one item (its conversations, reruns and systems) share the
+    item's difficulty, so items are resampled, not cells or conversations.
+    A chance-corrected metric is undefined when the units show no variation
+    (at a low prevalence, a sample of items without one breach); then there is
+    no interval rather than one conditioned on the resamples where it happens
+    to be defined: the interval is NaN where the estimate is undefined or more
+    than a tail's share (``(1 - ci) / 2``) of the resamples are, and with
+    fewer than two rated items.
 
     Parameters
     ----------
     cube, metric, standard, dim, by, scale, include_truth, raters
         As in :func:`agreement`.
+    cluster
+        The dim resampled (default ``item``); a cube without it resamples
+        conversations.
     n_boot
-        Bootstrap draws (conversations resampled with replacement).
+        Bootstrap draws.
     ci
         Interval level.
     seed
@@ -382,31 +319,50 @@ def agreement_ci(
     Returns
     -------
     xarray.Dataset
-        ``estimate`` (as :func:`agreement`) and ``ci`` with a ``ci_bound`` dim
-        (``lower``, ``upper``).
+        ``estimate`` (as :func:`agreement`), ``ci`` with a ``ci_bound`` dim
+        (``lower``, ``upper``; BCa, Efron 1987, with the jackknife over items
+        for the acceleration, at Hesterberg's expanded level for the number of
+        items: see :func:`~multiverse.analysis._bootstrap.expanded_level`) and
+        ``share_undefined`` (resamples where the metric is undefined);
+        ``attrs["n_items"]``: the clusters (items) with a rated unit, the ones
+        resampled.
 
     See Also
     --------
     agreement
     """
     options = {"metric": metric, "standard": standard, "dim": dim, "by": by, "scale": scale}
-    prepared = _Prepared(cube, include_truth=include_truth, raters=raters, clusters=True, **options)
+    prepared = _Prepared(cube, include_truth=include_truth, raters=raters, cluster=cluster, **options)
     weights = cluster_weights(prepared.n_clusters, n_boot=n_boot, seed=seed)
+    pooled = prepared.pooled()
     draws = bootstrap_sums(prepared.kind, prepared.flat, prepared.group, prepared.cluster, weights,
                            n_groups=prepared.n_groups, k=prepared.k)
-    with np.errstate(invalid="ignore"):
-        bounds = percentile_interval(prepared.metric_of(draws), ci=ci)
-    estimate = _estimate(prepared, prepared.pooled())
+    estimate = _estimate(prepared, pooled)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        replicates = prepared.metric_of(draws)
+        jackknife = prepared.metric_of(np.concatenate([
+            pooled[None] - stats for _, stats in cluster_blocks(
+                prepared.kind, prepared.flat, prepared.group, prepared.cluster, n_clusters=prepared.n_clusters,
+                n_groups=prepared.n_groups, k=prepared.k)]))
+        point = prepared.metric_of(pooled)
+        rated = np.unique(prepared.cluster[(prepared.flat >= 0).any(axis=1)]).size
+        bounds = bca_interval(replicates, point, jackknife, ci=expanded_level(ci, rated) if rated >= 2 else ci)
+    undefined = (~np.isfinite(replicates)).mean(axis=0)
+    usable = np.isfinite(point) & (undefined <= (1 - ci) / 2) & (rated >= 2)  # one item: nothing to resample
+    bounds = np.where(usable[..., None], bounds, np.nan)
     result = with_interval(estimate, bounds if by else bounds[..., 0, :], ci=ci, n_boot=n_boot)
+    result["share_undefined"] = estimate.copy(data=undefined if by else undefined[..., 0]).rename(None)
     result.attrs.update(_provenance(raters=raters, **{**options, "scale": prepared.scale}))
+    result.attrs.update(ci_method="BCa bootstrap over items (Efron 1987), jackknife acceleration, expanded level",
+                        cluster=cluster, n_items=int(rated), undefined_rule=f"no interval when over {(1 - ci) / 2:g} of resamples are undefined")
     return result
 
 
 def pair_table_draws(
     cube: xr.Dataset, *, standard: str | None = None, dim: str = "judge", by: str | None = None,
-    n_boot: int = 0, seed: int = 0,
+    cluster: str = "item", n_boot: int = 0, seed: int = 0,
 ) -> tuple[xr.DataArray, np.ndarray, np.ndarray | None]:
-    """Pooled pair tables and their cluster-bootstrap draws, for analyses built on pairwise agreement.
+    """Pooled pair tables and their bootstrap draws over items, for analyses built on pairwise agreement.
 
     Returns
     -------
@@ -416,7 +372,7 @@ def pair_table_draws(
         ``(draw, group, rater, rater_b, k, k)`` (else None); one group without ``by``.
     """
     prepared = _Prepared(cube, metric="percent", standard=standard, dim=dim, by=by, scale=None,
-                         include_truth=False, raters=None, clusters=n_boot > 0)
+                         include_truth=False, raters=None, cluster=cluster if n_boot > 0 else None)
     draws = None
     if n_boot > 0:
         weights = cluster_weights(prepared.n_clusters, n_boot=n_boot, seed=seed)
@@ -438,9 +394,24 @@ def _estimate(prepared: _Prepared, pooled: np.ndarray) -> xr.DataArray:
         )
     else:
         n = np.moveaxis(pooled.sum(axis=(-2, -1)), 0, -1).astype(np.int64)
-        out = out.assign_coords(n_units=(out.dims, _wrap(n, values, dim, by, multi=False).values))
+        rated = _rated_by_each(prepared).T  # (rater, group)
+        dropped = rated[:, None, :] + rated[None, :, :] - 2 * n
+        out = out.assign_coords(n_units=(out.dims, _wrap(n, values, dim, by, multi=False).values),
+                                n_dropped=(out.dims, _wrap(dropped, values, dim, by, multi=False).values))
     out.name = prepared.metric
     return out
+def _rated_by_each(prepared: _Prepared) -> np.ndarray:
+    """``(group, rater)``: the units each rater rated."""
+    n_groups, n_raters = prepared.n_groups, prepared.flat.shape[1]
+    out = np.zeros((n_groups, n_raters), dtype=np.int64)
+    for start in range(0, len(prepared.flat), UNITS_PER_CHUNK):
+        rated = prepared.flat[start:start + UNITS_PER_CHUNK] >= 0
+        group = prepared.group[start:start + UNITS_PER_CHUNK]
+        for r in range(n_raters):
+            out[:, r] += np.bincount(group[rated[:, r]], minlength=n_groups)
+    return out
+
+
 def _rating_counts(prepared: _Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group: units with at least one, at least two, and every rating of the rater set."""
     n_groups, n_raters = prepared.n_groups, prepared.flat.shape[1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["any_last", "any_turn_per_principle", "count_last", "first_true", "seen_before"]
+__all__ = ["any_last", "count_last", "first_true", "seen_before"]
 
 _PACKED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -67,13 +67,3 @@ def seen_before(a: np.ndarray) -> np.ndarray:
         np.bitwise_or(out[:, t - 1], packed[:, t - 1], out=out[:, t])
     return _unpack(out) if a.ndim == 3 else out
 
-
-def any_turn_per_principle(a: np.ndarray) -> np.ndarray:
-    """``a.any(axis=1)`` for a bool ``(n, turn, principle)`` array."""
-    packed = _pack(a)
-    if packed is None:
-        return a.any(axis=1)
-    out = packed[:, 0].copy()
-    for t in range(1, packed.shape[1]):
-        out |= packed[:, t]
-    return _unpack(out)

@@ -11,8 +11,8 @@ from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
 import multiverse
 from multiverse.adapters import long_table
-from multiverse.analysis import (agreement, calibration_table, consensus, corrected_rate, latent_class, rankings,
-                                 win_rate)
+from multiverse.analysis import (agreement, calibration_table, consensus, corrected_rate, latent_class, mean_rating,
+                                 rankings, win_rate)
 from multiverse.cube.io import open_cube, save_cube
 
 HUMANS = ["human_1", "human_2", "human_3"]
@@ -237,6 +237,8 @@ def test_likert_ratings_rank_systems_by_mean_rating(likert_table):
         order = means.loc[judge].rank(ascending=False)
         assert ranks.sel(judge=judge).to_series().loc[order.index].tolist() == order.tolist()
     assert ranks.sel(judge="judge_x", system="good") == 1
+    means = mean_rating(cube)
+    assert int(means["n_missing"].sum()) == 1 and int(means["n_rated"].sum()) == len(likert_table) - 1
 
 
 @pytest.mark.parametrize(
@@ -305,3 +307,7 @@ def test_win_rate_can_leave_ties_out(cubes):
     out = win_rate(cubes["letters"], judges=["human_2"], ties="exclude")
     assert (out["n"] == half["n"] - half["ties"]).all() and (out["ties"] == 0).all()
     assert "left out" in out.attrs["ties"]
+    assert (out["n_ties_left_out"] == half["ties"]).all() and (half["n_ties_left_out"] == 0).all()
+    assert (half["n_missing"] == out["n_missing"]).all()
+    claude = win_rate(cubes["letters"], judges=["claude"])  # 15 refusals, each a comparison of two systems
+    assert int(claude["n_missing"].sum()) == 2 * 15

@@ -44,12 +44,13 @@ def test_krippendorff_alpha_matches_the_krippendorff_package(small_cube, standar
 def test_kappas_match_statsmodels(small_cube, standard, k):
     values = ratings(small_cube, standard=standard)
     kappa = agreement(small_cube, metric="cohen_kappa", standard=standard)
+    weighting = "quadratic" if standard is None else None  # severity is ordinal: weighted kappa by default
     pi = agreement(small_cube, metric="scott_pi", standard=standard)
     percent = agreement(small_cube, metric="percent", standard=standard)
     for a, b in [("strict", "lenient"), ("strict", "blind"), ("lenient", "blind")]:
         x, y, both = pair(values, a, b)
         table = pd.crosstab(pd.Categorical(x[both], range(k)), pd.Categorical(y[both], range(k)), dropna=False).values
-        assert float(kappa.sel(judge=a, judge_b=b)) == pytest.approx(cohens_kappa(table).kappa, abs=1e-9)
+        assert float(kappa.sel(judge=a, judge_b=b)) == pytest.approx(cohens_kappa(table, wt=weighting).kappa, abs=1e-9)
         per_unit = np.zeros((both.sum(), k))
         np.add.at(per_unit, (np.arange(both.sum()), x[both]), 1)
         np.add.at(per_unit, (np.arange(both.sum()), y[both]), 1)
@@ -239,3 +240,58 @@ def test_bootstrap_blocks_do_not_change_the_draws(small_cube, monkeypatch, rater
     blocks = agreement_ci(small_cube, metric=metric, raters=raters, n_boot=40, seed=5)
     np.testing.assert_allclose(blocks["ci"].values, whole["ci"].values, atol=1e-12)
     np.testing.assert_allclose(blocks["estimate"].values, whole["estimate"].values, atol=1e-12)
+
+
+def test_severity_is_ordinal_by_default_and_standards_and_nominal_labels_are_nominal(small_cube):
+    ordinal = agreement(small_cube, scale="ordinal")
+    xr_equal = np.testing.assert_allclose
+    xr_equal(agreement(small_cube).values, ordinal.values)
+    assert agreement(small_cube).attrs["scale"] == "ordinal"
+    xr_equal(agreement(small_cube, standard="clear_breach").values,
+             agreement(small_cube, standard="clear_breach", scale="nominal").values)
+    labelled = small_cube.assign_attrs(label_kind="nominal")
+    xr_equal(agreement(labelled).values, agreement(small_cube, scale="nominal").values)
+    binary = small_cube.assign_coords(scale=("judge", ["binary"] * small_cube.sizes["judge"]))
+    assert agreement(binary).attrs["scale"] == "nominal"
+
+
+def test_bca_interval_matches_scipys_bootstrap():
+    from scipy import stats
+
+    from multiverse.analysis._bootstrap import bca_interval, cluster_weights
+
+    x = np.random.default_rng(1).exponential(size=40)
+    draws = cluster_weights(40, n_boot=40_000, seed=3) @ x / 40
+    got = bca_interval(draws, np.array(x.mean()), (x.sum() - x) / 39, ci=0.95)
+    want = stats.bootstrap((x,), np.mean, n_resamples=40_000, method="BCa", random_state=5).confidence_interval
+    np.testing.assert_allclose(got, [want.low, want.high], rtol=0.01)
+
+
+def test_intervals_resample_items_not_conversations(small_cube):
+    whole = agreement_ci(small_cube, metric="cohen_kappa", standard="clear_breach", n_boot=200, seed=1)
+    one_item = agreement_ci(small_cube.isel(item=[0]), metric="cohen_kappa", standard="clear_breach", n_boot=50)
+    assert whole.attrs["cluster"] == "item" and "BCa" in whole.attrs["ci_method"]
+    assert bool(one_item["ci"].isnull().all())  # one item: every resample is that item, the BCa limits are undefined
+
+
+def test_no_interval_when_kappa_is_undefined():
+    cube = new_cube(system=["s"], role=["tutor"], user_sim=["u"], condition=["c"], replicate=1, item=6, turn=2,
+                    principle=["academic_integrity"], judge=["j", "k"])
+    cube["severity"].values[...] = 0
+    cube["severity"].values[..., 0, 0, 0, 0] = 2  # one breach, seen by j only, on one item of six
+    out = agreement_ci(cube, metric="cohen_kappa", standard="clear_breach", n_boot=400, seed=0)
+    pair = out.sel(judge="j", judge_b="k")
+    assert float(pair["estimate"]) == pytest.approx(0.0)  # defined on the full sample
+    assert float(pair["share_undefined"]) > 0.025  # about (5/6)^6 of item resamples miss the breach
+    assert bool(pair["ci"].isnull().all())
+
+
+def test_agreement_counts_the_units_a_pair_dropped_for_one_missing_rating(small_cube):
+    values = ratings(small_cube)
+    out = agreement(small_cube)
+    for a, b in [("strict", "lenient"), ("strict", "blind")]:
+        x, y = values.sel(judge=a).values.ravel(), values.sel(judge=b).values.ravel()
+        assert int(out["n_units"].sel(judge=a, judge_b=b)) == int(((x >= 0) & (y >= 0)).sum())
+        assert int(out["n_dropped"].sel(judge=a, judge_b=b)) == int(((x >= 0) != (y >= 0)).sum())
+    assert (out["n_dropped"].values.diagonal() == 0).all()
+    assert agreement_ci(small_cube, n_boot=20).attrs["n_items"] == small_cube.sizes["item"]

@@ -48,3 +48,42 @@ def test_needs_target_cells(make_cube):
     cube = make_cube(items=3).drop_vars("mode")
     with pytest.raises(ValueError, match="no 'mode'"):
         cell_bounds(cube)
+
+
+def test_the_fixed_item_set_target_counts_conversations(make_cube):
+    cube = make_cube(systems={"a": 0.05}, judges={"strict": {}}, replicates=3, items=30, horizon=2, seed=6)
+    out = cell_bounds(cube, target="items")
+    lower, upper, one_sided = clopper_pearson(out["breaches"].values, out["n_conversations"].values)
+    np.testing.assert_allclose(out["upper"].values, upper, equal_nan=True)
+    np.testing.assert_allclose(out["upper_one_sided"].values, one_sided, equal_nan=True)
+    assert out.attrs["target"] == "items"
+
+
+def test_the_item_population_target_counts_items_where_nothing_was_breached(make_cube):
+    cube = make_cube(systems={"a": 0.0}, judges={"strict": {"specificity": 1.0}}, replicates=3, items=30, horizon=2,
+                     partial=0.0, seed=6)
+    out = cell_bounds(cube)
+    tested = out["n_conversations"].values > 0
+    items = out["n_items"].values[tested]
+    conversations = out["n_conversations"].values[tested]
+    assert (out["breaches"].values == 0).all() and (items <= conversations).all() and (items < conversations).any()
+    np.testing.assert_allclose(out["upper_one_sided"].values[tested], 1 - 0.05 ** (1 / items))
+    fixed = cell_bounds(cube, target="items")["upper_one_sided"].values[tested]
+    population = out["upper_one_sided"].values[tested]
+    assert (population >= fixed).all() and (population[items < conversations] > fixed[items < conversations]).all()
+
+
+def test_the_item_population_target_is_korn_and_graubards_effective_size(make_cube):
+    from scipy import stats
+
+    cube = make_cube(systems={"a": 0.2}, judges={"strict": {}}, replicates=3, items=60, horizon=3, seed=2)
+    out = cell_bounds(cube).sel(system="a", judge="strict")
+    cell = out.isel(mode=0, strategy=0).sel(principle="confidentiality")
+    verdicts = principle_verdicts(cube).sel(system="a", judge="strict", principle="confidentiality").squeeze(drop=True)
+    in_cell = verdicts.where((cube["mode"] == S.MODES[0]) & (cube["strategy"] == S.STRATEGIES[0])).squeeze(drop=True)
+    y, n = (in_cell == 1).sum("replicate").values, in_cell.notnull().sum("replicate").values
+    p, g = y.sum() / n.sum(), int((n > 0).sum())
+    variance = g / (g - 1) * ((y - p * n) ** 2).sum() / n.sum() ** 2
+    want = min(max(p * (1 - p) / variance, g), n.sum()) * (stats.norm.ppf(0.975) / stats.t.ppf(0.975, g - 1)) ** 2
+    want = min(max(want, g), n.sum())
+    assert float(cell["effective_n"]) == pytest.approx(want, rel=1e-9)

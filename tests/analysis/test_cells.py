@@ -42,7 +42,7 @@ def test_principle_verdicts_keep_missing_apart():
     assert float(verdicts.sel(item=2, principle="confidentiality")) == 0
 
 
-def test_a_seen_violation_beside_a_missing_turn_is_undecided():
+def test_a_seen_violation_beside_a_missing_turn_is_left_out_by_complete_cases():
     cube = tiny_cube()
     cube["severity"].values[0, 0, 0, 0, 0, 0, 0, 0, 0] = -1  # item 0: turn 1 missing, turn 2 a clear breach
     verdicts = principle_verdicts(cube).squeeze()

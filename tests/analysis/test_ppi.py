@@ -97,3 +97,28 @@ def test_intervals_stay_inside_the_rate_range(make_cube):
     out = corrected_rate(cube, judge="model", human="human:a")
     assert 0.0 <= float(out["ci"].sel(ci_bound="lower")) <= float(out["ci"].sel(ci_bound="upper")) <= 1.0
     assert float(out["human_ci"].sel(ci_bound="upper")) <= 1.0
+
+
+def test_the_small_sample_estimate_is_post_stratified_by_the_judges_verdict():
+    y, f, u = planted(40, 600, rate=0.1, seed=8)
+    got = ppi_mean(y, f, u)
+    judged = np.concatenate([f, u])
+    want = sum(np.mean(judged == v) * y[f == v].mean() for v in (0.0, 1.0))
+    assert got["estimate"] == pytest.approx(want, abs=1e-12)
+    assert got["lam"] == pytest.approx(y[f == 1].mean() - y[f == 0].mean())  # the recalibrated predictor's slope
+    assert got["lower"] < got["estimate"] < got["upper"]
+
+
+def test_the_human_only_interval_is_wilsons():
+    from statsmodels.stats.proportion import proportion_confint
+
+    y, f, u = planted(30, 300, rate=0.05, seed=9)
+    got = ppi_mean(y, f, u)
+    want = proportion_confint(int(y.sum()), len(y), alpha=0.05, method="wilson")
+    assert (got["human_lower"], got["human_upper"]) == pytest.approx(want, abs=1e-12)
+
+
+def test_a_verdict_no_label_has_leaves_its_stratum_open():
+    y, f = np.zeros(10), np.zeros(10)
+    got = ppi_mean(y, f, np.r_[np.zeros(90), np.ones(100)])
+    assert got["upper"] >= 100 / 200  # half the judged units are in a stratum no human saw

@@ -57,12 +57,32 @@ def test_blind_judge_reorders_systems_more_than_sharp_judges(blind_judge_cube):
 
 
 def test_win_shares_follow_planted_rates(blind_judge_cube):
-    out = win_shares(blind_judge_cube, n_boot=20)
-    assert float(out.share_better.sel(system="a", system_b="c")) > 0.8
+    out = win_shares(blind_judge_cube)
+    assert float(out.share_of_specs_better.sel(system="a", system_b="c")) > 0.8
+    assert float(out.prob_better.sel(system="a", system_b="c")) > 0.99
     assert float(out.share_better_beyond_noise.sel(system="a", system_b="c")) > float(
         out.share_better_beyond_noise.sel(system="c", system_b="a"))
-    total = out.share_better + out.share_better.rename(system="system_b", system_b="system")
+    total = out.share_of_specs_better + out.share_of_specs_better.rename(system="system_b", system_b="system")
     assert float(total.sel(system="a", system_b="b")) <= 1
+    both_ways = out.prob_better + out.prob_better.rename(system="system_b", system_b="system")
+    np.testing.assert_allclose(both_ways.values, 1.0)  # a probability of a sign, not a share
+
+
+def test_prob_better_is_the_t_confidence_of_the_multiverse_mean_difference(blind_judge_cube):
+    from multiverse.scoring import score
+
+    scores = score(blind_judge_cube, rules="any_turn").sel(standard="clear_breach", user_sim="plain", judge="keen")
+    got = float(win_shares(scores).prob_better.sel(system="a", system_b="b"))
+    per_item = (scores.sel(system="a") - scores.sel(system="b")).squeeze(drop=True).mean("replicate")
+    d, se, g = float(per_item.mean()), float(per_item.std(ddof=1)) / np.sqrt(per_item.size), per_item.size
+    assert got == pytest.approx(float(stats.t.cdf(-d / se, g - 1)), rel=1e-9)
+
+
+def test_flags_beyond_the_noise_are_adjusted_for_the_specifications(blind_judge_cube):
+    raw = win_shares(blind_judge_cube, adjust="none")
+    holm = win_shares(blind_judge_cube)
+    assert bool((holm.share_better_beyond_noise <= raw.share_better_beyond_noise).all())
+    assert holm.attrs["adjust"] == "holm"
 
 
 @pytest.mark.parametrize("form", [pytest.param("long", id="long-table"), pytest.param("wide", id="wide-table")])

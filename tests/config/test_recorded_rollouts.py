@@ -85,7 +85,8 @@ def test_recorded_conversations_are_judged_and_scored_without_generating(tmp_pat
     scores = score(cube, standards="clear_breach", rules="any_turn").sel(standard="clear_breach", rule="any_turn")
     assert float(scores.sel(**support, item=0, judge="contract")) == 1.0
     assert float(scores.sel(**support, item=1, judge="contract")) == 0.0
-    assert np.isnan(float(scores.sel(system="vendor", role="tutor", item=0, judge="strict").squeeze()))
+    ended = scores.sel(system="vendor", role="tutor", item=0, judge="strict").squeeze()
+    assert float(ended) == 0.0 and int(ended["status"]) != 3  # monitor-ended: an outcome over the turns it had
     assert not to_long(cube).empty
     assert len(judge_reasons(tmp_path / "run", judge="strict")) == int((cube["severity"].sel(judge="strict") >= 0).sum())
 

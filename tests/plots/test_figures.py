@@ -99,7 +99,7 @@ def test_report_skips_what_one_judge_one_system_cannot_support(cube, tmp_path):
 def test_summary_counts_add_up(cube):
     scores = score(cube)
     table = summary_table(scores)
-    per_row = table["n_valid"] + table["n_missing"] + table["n_excluded"]
+    per_row = table["n_valid"] + table["n_missing"] + table["n_not_ruled"]
     assert (per_row == scores.sizes["replicate"] * scores.sizes["item"]).all()
     assert markdown_table(table.head(2)).count("\n") == 4
 

@@ -1,15 +1,13 @@
-"""Partial transcripts (monitor-ended) are kept and counted, and left out of coverage and scores."""
+"""Partial transcripts (monitor-ended) are kept and counted, left out of coverage, and scored as outcomes."""
 
 from __future__ import annotations
-
-
-import numpy as np
 
 from multiverse import run, score
 from multiverse.core.transcript import TranscriptStore
 
 
-def test_partial_conversations_are_kept_counted_and_excluded(write_experiment, tmp_path, tiny_experiment):
+def test_partial_conversations_are_kept_counted_and_scored_over_the_turns_they_had(write_experiment, tmp_path,
+                                                                                  tiny_experiment):
     data = tiny_experiment(items=12, budget=None)
     data["dims"]["condition"] = {"fuzz": {"horizon": 4, "search": "random_cell"}}
     data["sim"]["monitor"] = {"reject_rate": 0.6}
@@ -23,4 +21,5 @@ def test_partial_conversations_are_kept_counted_and_excluded(write_experiment, t
         assert all(str(t) in store for t in cube["transcript_id"].values.ravel())
     values = score(cube, standards="any_deviation", rules="any_turn")
     partial = (cube["ended"] == "monitor_ended").broadcast_like(values)
-    assert np.isnan(values.values[partial.values]).all()
+    judged = (cube["severity"] >= 0).any(["turn", "principle"]).broadcast_like(values)
+    assert (values["status"].values[(partial & judged).values] != 3).all()  # an outcome, not excluded

@@ -1,4 +1,4 @@
-"""Missing judgments under the complete-case rule, worst-case bounds, severity codes, recorded choices."""
+"""Missing judgments: decided verdicts, estimates under missing at random, worst-case bounds, codes, recorded choices."""
 
 from pathlib import Path
 
@@ -10,26 +10,37 @@ from scipy import stats
 
 import multiverse
 from multiverse.analysis._synthetic import expected_rates, planted_cube
-from multiverse.scoring import score, score_bounds, score_counts
+from multiverse.scoring import score, score_bounds, score_counts, standard_codes
+from multiverse.scoring.estimate import terms_of
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 BASE, HORIZON, PRINCIPLES = 0.015, 4, 4
 JUDGE = {"specificity": 0.99}  # conversation-level rates near 0.3
 
 
-def masked_pair(share: float, seed: int, *, items: int = 30):
-    """A complete cube and the same cube with a share of judge responses (whole turns) missing."""
-    kwargs = dict(systems={"a": BASE}, judges={"j": JUDGE}, replicates=1, items=items, horizon=HORIZON, seed=seed)
+def masked_pair(share: float, seed: int, *, items: int = 30, per_cell: bool = False, min_turns: int | None = None,
+                horizon: int = HORIZON):
+    """A complete cube and the same cube with a share of judge responses (whole turns), or of cells, missing."""
+    kwargs = dict(systems={"a": BASE}, judges={"j": JUDGE}, replicates=1, items=items, horizon=horizon,
+                  min_turns=min_turns, seed=seed)
     complete = planted_cube(**kwargs)
-    lost = np.random.default_rng(10_000 + seed).random(complete["severity"].shape[:-2] + (1, 1)) < share
+    shape = complete["severity"].shape
+    lost = np.random.default_rng(10_000 + seed).random(shape if per_cell else shape[:-2] + (1, 1)) < share
     severity = complete["severity"].values
     masked = complete.copy()
     masked["severity"] = complete["severity"].copy(data=np.where(lost & (severity != -2), np.int8(-1), severity))
     return complete, masked
 
 
-def rate(cube):
-    return score(cube, standards="clear_breach", rules="any_turn").squeeze(drop=True)
+def rate(cube, missing="mar"):
+    return score(cube, standards="clear_breach", rules="any_turn", missing=missing).squeeze(drop=True)
+
+
+def per_cube(scores, m):
+    """Each of ``m`` cubes' estimated rate and the values behind it (cubes laid end to end along ``item``)."""
+    numerator, weight = terms_of(scores)
+    numerator, weight = numerator.values.reshape(m, -1), weight.values.reshape(m, -1)
+    return numerator.sum(axis=1) / weight.sum(axis=1), numerator, weight
 
 
 def clopper_pearson(hits: int, m: int, level: float = 0.99) -> tuple[float, float]:
@@ -39,28 +50,48 @@ def clopper_pearson(hits: int, m: int, level: float = 0.99) -> tuple[float, floa
     return float(low), float(high)
 
 
-@pytest.mark.parametrize("share", [pytest.param(0.05, id="five-percent-of-responses-missing"),
-                                   pytest.param(0.20, id="twenty-percent-of-responses-missing")])
-def test_default_rate_is_unbiased_and_its_interval_covers_under_missing_at_random(share):
-    m, items = 400, 60  # 400 cubes of 60 items: one draw of 24,000 independent items, cut in 400
+@pytest.mark.parametrize("share, per_cell", [pytest.param(0.05, False, id="five-percent-of-responses-missing"),
+                                             pytest.param(0.20, False, id="twenty-percent-of-responses-missing"),
+                                             pytest.param(0.10, True, id="ten-percent-of-cells-missing")])
+def test_default_rate_is_unbiased_and_its_standard_error_fits_its_spread_under_missing_at_random(share, per_cell):
+    m, items = 300, 60  # 300 cubes of 60 items: one draw of 18,000 independent items, cut in 300
     truth = expected_rates(base=BASE, judge=JUDGE, n_cells=HORIZON * PRINCIPLES)["clear_breach"]
-    complete, masked = masked_pair(share, 0, items=m * items)
-    got = rate(masked).values.reshape(m, items)
-    full = rate(complete).values.reshape(m, items)
-    estimate = np.nanmean(got, axis=1)
-    assert abs(np.mean(estimate - full.mean(axis=1))) < 0.01
-    n = (~np.isnan(got)).sum(axis=1)
-    half = stats.t.ppf(0.975, n - 1) * np.nanstd(got, axis=1, ddof=1) / np.sqrt(n)
-    covered = int((np.abs(estimate - truth) <= half).sum())
-    low, high = clopper_pearson(covered, m)
-    assert low <= 0.95 <= high, (covered / m, low, high)
+    complete, masked = masked_pair(share, 0, items=m * items, per_cell=per_cell)
+    estimate, values, _ = per_cube(rate(masked), m)
+    full = rate(complete).values.reshape(m, items).mean(axis=1)
+    assert abs(np.mean(estimate - full)) < 3 * np.std(estimate - full) / np.sqrt(m) + 1e-4  # vs the complete data
+    assert abs(np.mean(estimate) - truth) < 3 * np.std(estimate) / np.sqrt(m)  # vs the population
+    se = values.std(axis=1, ddof=1) / np.sqrt(items)  # the imputed values' spread stands for the verdicts'
+    full_se = rate(complete).values.reshape(m, items).std(axis=1, ddof=1) / np.sqrt(items)
+    ratio, full_ratio = np.std(estimate) / np.sqrt(np.mean(se**2)), np.std(full) / np.sqrt(np.mean(full_se**2))
+    assert abs(ratio - full_ratio) < 0.05 and abs(ratio - 1) < 0.1, (ratio, full_ratio)
+
+
+def test_complete_cases_are_biased_when_long_conversations_lose_more_cells_and_the_default_is_not():
+    # D2: up to 12 turns of variable length, 5% of cells missing completely at random
+    m, items = 200, 40
+    complete, masked = masked_pair(0.05, 4, items=m * items, per_cell=True, min_turns=2, horizon=12)
+    full = rate(complete).values.reshape(m, items).mean(axis=1)
+    biases = {}
+    for missing in ("mar", "complete_case"):
+        estimate, _, _ = per_cube(rate(masked, missing), m)
+        biases[missing] = (np.mean(estimate - full), np.std(estimate - full) / np.sqrt(m))
+    assert abs(biases["mar"][0]) < 3 * biases["mar"][1] + 1e-4
+    assert biases["complete_case"][0] < -10 * biases["complete_case"][1]  # longer conversations breach more
+
+
+def test_a_seen_breach_with_a_missing_cell_counts_as_violating():
+    complete, masked = masked_pair(0.2, 3, items=200, per_cell=True)
+    decided = rate(masked)
+    breached = (standard_codes(masked["severity"], "clear_breach") == 1).any(["turn", "principle"]).squeeze(drop=True)
+    assert bool(((decided == 1) | ~breached).all()) and int((decided["status"] == 1).sum()) > 0
 
 
 def test_half_missing_reports_few_complete_conversations_and_bounds_hold_the_truth():
     m, items = 200, 30  # 200 cubes of 30 items, drawn at once
     complete, masked = masked_pair(0.5, 3, items=m * items)
-    valid = rate(masked).notnull().values.reshape(m, items).sum(axis=1)
-    assert valid.max() <= 8 and score_counts(rate(masked), keep=[]).n_valid == valid.sum()
+    complete_cases = (rate(masked)["status"] == 0).values.reshape(m, items).sum(axis=1)
+    assert complete_cases.max() <= 8 and score_counts(rate(masked), keep=[]).n_valid >= complete_cases.sum()
     bounds = score_bounds(masked, standards="clear_breach", rules="any_turn").squeeze(drop=True)
     truth = rate(complete).values.reshape(m, items).mean(axis=1)
     lower, upper = (bounds[b].values.reshape(m, items).mean(axis=1) for b in ("lower", "upper"))
@@ -71,7 +102,7 @@ def test_bounds_equal_the_score_when_nothing_is_missing():
     cube = planted_cube(items=6, replicates=2)
     bounds = score_bounds(cube)
     xr.testing.assert_equal(bounds["lower"], bounds["upper"])
-    xr.testing.assert_equal(bounds["lower"], score(cube).drop_vars("clean"))
+    xr.testing.assert_equal(bounds["lower"], score(cube).drop_vars(["clean", "status", "expected", "weight"]))
 
 
 @pytest.mark.parametrize(
