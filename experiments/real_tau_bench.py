@@ -116,7 +116,7 @@ def main(*, data_dir: str | Path, out_dir: str | Path, figures_dir: str | Path |
         "agreement": pairwise_agreement(cube),
         "tau2_violation_rate": {str(j): float(tau2_scores.sel(judge=j).mean()) for j in tau2_scores["judge"].values},
         "tau2_agreement": pairwise_agreement(tau2),
-        "warnings": len(json.loads(cube.attrs["warnings"])) + len(json.loads(tau2.attrs["warnings"])),
+        "warnings": len(cube.attrs["warnings"]) + len(tau2.attrs["warnings"]),
     }
     (out_dir / f"{NAME}.json").write_text(json.dumps(numbers, indent=2, sort_keys=True) + "\n")
     if figures_dir is not None:

@@ -26,11 +26,12 @@ _EXPORTS: dict[str, str] = {
     "register_standard": "multiverse.scoring",
     "register_rule": "multiverse.scoring",
     "register_judge": "multiverse.judge",
+    "register_judge_kind": "multiverse.core.judgment",
     "agreement": "multiverse.analysis.raters",
     "to_long": "multiverse.cube.build",
     "summary": "multiverse.cube.summary",
     "load_role": "multiverse.config.specs",
-    "load_experiment": "multiverse._run.checks",
+    "load_experiment": "multiverse.config.experiment",
     "score_bounds": "multiverse.scoring",
     "judge_reasons": "multiverse.cube.reasons",
 }

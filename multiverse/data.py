@@ -158,8 +158,16 @@ def status(item: DataFile, folder: Path) -> str:
 
 
 def verify(*, dest: str | os.PathLike[str] | None = None) -> dict[str, str]:
-    """The status (``ok`` / ``missing`` / ``corrupt``) of every manifest file in the data folder."""
+    """The status (``ok`` / ``missing`` / ``corrupt``) of every manifest file in the data folder.
+
+    Raises
+    ------
+    DataError
+        If the data folder exists and is not a folder.
+    """
     folder = data_dir(dest)
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise DataError(f"{folder}: the data folder (--dest) is not a folder")
     return {item.path: status(item, folder) for item in manifest()}
 
 
@@ -250,12 +258,18 @@ def fetch(
     IntegrityError
         If a fetched file's digest differs from the manifest (the file is not kept).
     DataError
-        If the mirror folder does not exist or lacks a file, or a name is not in the manifest.
+        If the mirror is not a folder or lacks a file, the data folder is not a
+        folder, or a name is not in the manifest.
+    OSError
+        If a download fails (files already fetched are kept; a rerun resumes).
     """
     folder = data_dir(dest)
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise DataError(f"{folder}: the data folder (--dest) is not a folder")
     source_dir = mirror_dir(mirror)
     if source_dir is not None and not source_dir.is_dir():
-        raise DataError(f"{source_dir}: data mirror folder not found")
+        kind = "is not a folder" if os.path.lexists(source_dir) else "not found"
+        raise DataError(f"{source_dir}: data mirror folder {kind}")
     wanted = None if names is None else set(names)
     items = [item for item in manifest() if wanted is None or item.path in wanted]
     unknown = sorted((wanted or set()) - {item.path for item in items})

@@ -9,7 +9,8 @@ Nothing runs here.  A plan has one grid per cached layer:
 Standards and rules come after the judge layer and cost no model call, so they
 are not planned.  A cell's spec id is the sha256 (first 16 hex digits) of the
 canonical JSON of everything that determines it, so equal ids mean equal work;
-an excluded cell has the id ``""``.  Conversations of one
+an excluded cell (or a cell a ``rollouts:`` file has no conversation for) has
+the id ``""``.  Conversations of one
 ``(system, role, user_sim, condition, replicate)`` come from one rollout (one
 seed battery or one campaign), the plan's *unit* of work.
 """
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -28,10 +28,12 @@ import numpy as np
 import xarray as xr
 
 from multiverse.config.experiment import Experiment
+from multiverse.core.canonical import digest as canonical_digest
+from multiverse.core.canonical import plain
 from multiverse.core.choices import SIM_PREFIX, ModelSpec, sim_entry
 from multiverse.core.schema import CONVERSATION_DIMS
 
-__all__ = ["Plan", "Unit", "make_plan", "estimate_calls", "estimate_unit_calls", "model_judge_specs"]
+__all__ = ["Plan", "Unit", "base_judge", "make_plan", "estimate_calls", "estimate_unit_calls", "model_judge_specs"]
 
 UNIT_DIMS: tuple[str, ...] = CONVERSATION_DIMS[:-1]
 """Dims of one rollout (seed battery or campaign): every conversation dim but ``item``."""
@@ -54,15 +56,14 @@ class Unit:
 
 
 def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return canonical_digest(value, length=16)
 
 
 def _model(spec: ModelSpec) -> dict[str, Any]:
     out = {"model": spec.model, "api_base": spec.api_base, "params": dict(spec.params), "template": spec.template}
     # Only when set, so the digests of plans written before these keys existed stay the same.
     if spec.response_format is not None:
-        out["response_format"] = json.loads(json.dumps(spec.response_format, default=dict))
+        out["response_format"] = plain(spec.response_format)
     if spec.seed is not None:
         out["seed"] = spec.seed
     return out
@@ -86,22 +87,28 @@ def _identity(experiment: Experiment, spec: ModelSpec) -> dict[str, Any]:
 
 
 def _judge(experiment: Experiment, label: str) -> dict[str, Any]:
+    """What a judge's verdicts depend on: its kind, its model's identity or its value, its members'."""
     spec = experiment.judges[label]
-    if spec.kind == "model":
-        assert spec.model is not None
-        return {"kind": "model", **_identity(experiment, spec.model)}
-    if spec.kind == "deterministic":
-        return {"kind": "deterministic", "name": spec.name}
-    return {"kind": "panel", "combine": spec.combine, "members": [_judge(experiment, m) for m in spec.members]}
+    if spec.model is not None:
+        out = {"kind": spec.kind, **_identity(experiment, spec.model)}
+        if spec.kind != "model":  # a probed judge: the same model reading something else
+            out["value"] = spec.value
+        return out
+    out: dict[str, Any] = {"kind": spec.kind, "value": spec.value}
+    if spec.members:
+        out["members"] = [_judge(experiment, m) for m in spec.members]
+    return out
+
+
+def base_judge(experiment: Experiment, label: str) -> str:
+    """The judge of ``dims.judge`` a judge label stands for: itself, or the judge a probed judge probes."""
+    spec = experiment.judges[label]
+    return getattr(spec.spec, "base", label) if spec.kind == "probe" else label
 
 
 def model_judge_specs(experiment: Experiment) -> dict[str, ModelSpec]:
     """The model judges of an experiment, label -> model spec."""
-    return {
-        label: spec.model
-        for label, spec in experiment.judges.items()
-        if spec.kind == "model" and spec.model is not None
-    }
+    return {label: spec.model for label, spec in experiment.judges.items() if spec.model is not None}
 
 
 @dataclass(frozen=True)
@@ -113,7 +120,8 @@ class Plan:
     experiment
         The experiment planned.
     rollout
-        Spec ids (str) over the conversation dims; ``""`` where excluded.
+        Spec ids (str) over the conversation dims; ``""`` where excluded (or,
+        for recorded conversations, where the rollouts file has none).
     judge
         Spec ids over the conversation dims plus ``judge``; ``""`` where excluded.
     digest
@@ -188,6 +196,7 @@ def make_plan(experiment: Experiment) -> Plan:
         "seed": e.seed,
     }
     judge_parts = {label: _judge(e, label) for label in judges}
+    base_judges = {label: base_judge(e, label) for label in judges}
     systems = {label: _identity(e, spec) for label, spec in e.systems.items()}
     user_sims = {label: _identity(e, spec) for label, spec in e.user_sims.items()}
     shape = tuple(len(coords[d]) for d in CONVERSATION_DIMS)
@@ -197,6 +206,8 @@ def make_plan(experiment: Experiment) -> Plan:
         labels = {d: coords[d][i] for d, i in zip(CONVERSATION_DIMS, index)}
         if _excluded(e, labels, with_judge=False):
             continue
+        if e.recorded_cells is not None and (labels["system"], labels["role"], labels["item"]) not in e.recorded_cells:
+            continue  # a rollouts file has no conversation here: nothing to judge
         cell = _digest(
             {
                 "system": systems[labels["system"]],
@@ -210,7 +221,7 @@ def make_plan(experiment: Experiment) -> Plan:
         )
         rollout[index] = cell
         for j, label in enumerate(judges):
-            if not _excluded(e, {**labels, "judge": label}, with_judge=True):
+            if not _excluded(e, {**labels, "judge": base_judges[label]}, with_judge=True):
                 judged[index + (j,)] = _digest([cell, judge_parts[label]])
     rollout_da = xr.DataArray(rollout, dims=CONVERSATION_DIMS, coords=coords, name="rollout")
     judge_da = xr.DataArray(
@@ -247,7 +258,7 @@ def estimate_unit_calls(plan: Plan, unit: Unit) -> dict[str, dict[str, int]]:
         rollout[e.campaign.planner.model] += n
     judge_cells = plan.unit_judge(unit)
     for label, spec in model_judges.items():
-        if spec != online:
+        if spec != online or e.judges[label].kind == "probe":
             judging[spec.model] += int((judge_cells.sel(judge=label) != "").sum()) * condition.horizon
     return {"rollout": dict(rollout), "judge": dict(judging)}
 

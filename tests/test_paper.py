@@ -96,3 +96,24 @@ def test_pdf_rendering_turns_each_image_into_a_captioned_figure():
     html = to_html("Text.\n\n![**Figure 3.** What it shows.](../figures/fig3_variance.svg)\n\nMore <script>.\n")
     assert '<figure><img src="../figures/fig3_variance.svg" alt=""/>' in html
     assert "<figcaption><strong>Figure 3.</strong> What it shows.</figcaption></figure>" in html
+
+
+@pytest.mark.slow
+def test_pdf_figures_float_so_no_page_before_the_references_is_under_two_thirds_full():
+    pytest.importorskip("markdown")
+    pytest.importorskip("weasyprint")
+    from pdf import MIN_FILL, float_figures, page_fills
+
+    document = float_figures((PAPER / "paper.md").read_text(encoding="utf-8"), base_url=str(PAPER))
+    fills = page_fills(document)
+    assert len(fills) >= 5
+    short = [(page, round(fill, 2)) for page, (fill, _) in enumerate(fills, start=1) if fill < MIN_FILL]
+    assert short == [], f"pages under {MIN_FILL:.0%} full: {short}"
+
+
+def test_text_moves_in_front_of_a_figure_run_keeping_the_figures_in_order():
+    from pdf import _pull_text_forward
+
+    blocks = ["Intro.", "![**Figure 1.** a](f1.svg)", "![**Figure 2.** b](f2.svg)", "### Next", "Text.", "More."]
+    assert _pull_text_forward(blocks, 1) == ["Intro.", "### Next", "Text.", blocks[1], blocks[2], "More."]
+    assert _pull_text_forward(["A.", "![**Figure 1.** a](f1.svg)", "## 3. Real data"], 1) is None

@@ -1,10 +1,9 @@
-"""From conversation records to the judgment cube.
+"""From judged conversation records to the judgment cube.
 
-Model judges' severities arrive with the records; deterministic judges run
-here on all transcripts at once (they are vectorised and cheap, so they stay
-in this process, and a changed registered judge is never served from a
-replay); panels are combined last from their members' judgments.  Both go
-through :func:`multiverse.core.judgment.judge_transcripts`.
+Nothing is judged here: every judge's judgments arrive with the records
+(:func:`multiverse._run.execute.judge_unit` is the one place a run judges), and
+assembly places them, with the conversations' labels, scenarios, tags and
+planted truth, at their cells of the cube.
 """
 
 from __future__ import annotations
@@ -17,13 +16,13 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from multiverse._run.execute import run_sync
 from multiverse._run.records import ConversationRecord
-from multiverse.core.judgment import NO_REASON, REASON_CODES, Judgment, judge_transcripts
+from multiverse.core.judgment import NO_REASON, REASON_CODES
 from multiverse.core.schema import CONVERSATION_DIMS, MISSING, MISSING_REASONS, NOT_APPLICABLE
 from multiverse.core.transcript import Transcript
 from multiverse.cube.build import new_cube
-from multiverse.plan import Plan
+from multiverse.core.probes import NO_PROBE
+from multiverse.plan import Plan, base_judge
 
 __all__ = ["assemble_cube", "provenance"]
 
@@ -43,7 +42,7 @@ def provenance(plan: Plan, roles: Mapping[str, Any]) -> dict[str, Any]:
 
     e = plan.experiment
     # the experiment's dims.standard and dims.rule: score(cube) defaults to them
-    chosen = {kind: ",".join(names) for kind, names in (("standards", e.standards), ("rules", e.rules)) if names}
+    chosen = {kind: list(names) for kind, names in (("standards", e.standards), ("rules", e.rules)) if names}
     return {
         **chosen,
         "title": f"multiverse judgment cube: {e.name}",
@@ -58,64 +57,13 @@ def provenance(plan: Plan, roles: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _judge_model(plan: Plan, label: str) -> str:
-    spec = plan.experiment.judges[label]
-    if spec.kind == "model":
-        assert spec.model is not None
-        return spec.model.model
-    if spec.kind == "deterministic":
-        return str(spec.name)
-    return f"{spec.combine}({','.join(spec.members)})"
-
-
-def _judgments(
-    plan: Plan,
-    roles: Mapping[str, Any],
-    records: Sequence[ConversationRecord],
-    transcripts: Sequence[Transcript],
-    index: Sequence[tuple[int, ...]],
-    principles: Sequence[str],
-    judge_grid: xr.DataArray,
-) -> dict[str, list[Judgment | None]]:
-    """Every judge's judgments, in the cube's principle order, one per record.
-
-    Model judges' judgments arrive with the records; deterministic judges and
-    panels run here through :func:`~multiverse.core.judgment.judge_transcripts` on
-    all transcripts at once (they are vectorised and cheap).
-    """
-    from multiverse.judge.build import make_judges
-
-    e = plan.experiment
-    horizon, n = e.horizon, len(principles)
-    known: dict[str, list[Judgment | None]] = {
-        label: [None] * len(records) for label, spec in e.judges.items() if spec.kind == "model"
-    }
-    for k, record in enumerate(records):
-        columns = [principles.index(p) for p in roles[record.unit[1]].principle_ids]
-        for label, (values, codes) in record.judged.items():
-            severity = np.full((horizon, n), NOT_APPLICABLE, dtype=np.int8)
-            missing = np.full((horizon, n), NO_REASON, dtype=np.int8)
-            turns = min(len(values), horizon)
-            severity[np.ix_(range(turns), columns)] = values[:turns]
-            missing[np.ix_(range(turns), columns)] = codes[:turns]
-            reasons = {(int(t), str(p)): str(text) for t, p, text in record.reasons.get(label, ())}
-            known[label][k] = Judgment(severity, missing, reasons)
-    others = {label: judge for label, judge in make_judges(e.judges).items() if label not in known}
-    judge_column = {label: j for j, label in enumerate(e.judges)}
-    grid = judge_grid.values
-    planned = {label: [grid[idx + (judge_column[label],)] != "" for idx in index] for label in others}
-    found = run_sync(
-        judge_transcripts(
-            others,
-            transcripts,
-            roles=[roles[r.unit[1]] for r in records],
-            principle_ids=list(principles),
-            horizon=horizon,
-            planned=planned,
-            known=known,
-        )
-    )
-    return {**known, **found}
+def _probe_coords(e: Any) -> dict[str, Any]:
+    """``judge_base`` and ``judge_probe`` along ``judge`` when the experiment probes its judges (else none)."""
+    if not e.judge_probes:
+        return {}
+    base = [base_judge(e, label) for label in e.judges]
+    probe = [getattr(spec.spec, "label", NO_PROBE) if spec.kind == "probe" else NO_PROBE for spec in e.judges.values()]
+    return {"judge_base": ("judge", base), "judge_probe": ("judge", probe)}
 
 
 def assemble_cube(
@@ -174,21 +122,20 @@ def assemble_cube(
         coords={
             "system_model": ("system", [s.model for s in systems]),
             "user_sim_model": ("user_sim", [s.model for s in user_sims]),
-            "judge_model": ("judge", [_judge_model(plan, label) for label in e.judges]),
-            "judge_kind": ("judge", [s.kind for s in e.judges.values()]),
+            "judge_model": ("judge", [spec.describe() for spec in e.judges.values()]),
+            "judge_kind": ("judge", [spec.kind for spec in e.judges.values()]),
+            **_probe_coords(e),
             "horizon": ("condition", [c.horizon for c in conditions]),
             "search": ("condition", [c.search for c in conditions]),
             "pressure": ("condition", [c.pressure for c in conditions]),
         },
         attrs=attrs,
     )
-    judge_grid = plan.judge.sel(chosen).transpose(*CONVERSATION_DIMS, "judge")
     severity = cube["severity"].values
     reasons = np.full(severity.shape, NO_REASON, dtype=np.int8)
     truth = cube["truth"].values if with_truth else None
     conv = {name: cube[name].values for name in ("mode", "strategy", "target_principle", "origin", "parent", "transcript_id", "ended")}
     tag_mode, tag_strategy = cube["tag_mode"].values, cube["tag_strategy"].values
-    conv["ended"][...] = ""
     positions = {
         dim: {label: i for i, label in enumerate(cube[dim].values.tolist())} for dim in CONVERSATION_DIMS[:-1]
     }
@@ -215,23 +162,26 @@ def assemble_cube(
         if truth is not None and record.truth is not None:
             n = min(len(record.truth), e.horizon)
             truth[idx + (slice(0, n),)][:, columns] = record.truth[:n]
-    kept: dict[str, np.ndarray] = {}  # per-conversation variables of deterministic judges
-    for label, judgments in _judgments(plan, roles, records, transcripts, index, principles, judge_grid).items():
-        j = judges.index(label)
-        for record, transcript, idx, judgment in zip(records, transcripts, index, judgments):
-            if judgment is None:
-                continue
-            severity[idx + (slice(None), slice(None), j)] = judgment.severity
-            reasons[idx + (slice(None), slice(None), j)] = judgment.missing
-            for name, value in judgment.conversation.items():  # e.g. the contract judge's lanes
+    kept: dict[str, np.ndarray] = {}  # per-conversation variables of judges (the contract judge's lanes)
+    for record, transcript, idx in zip(records, transcripts, index):
+        columns = [principles.index(p) for p in roles[record.unit[1]].principle_ids]
+        for label, (values, codes) in record.judged.items():
+            j = judges.index(label)
+            turns = min(len(values), e.horizon)
+            cell = severity[idx + (slice(None), slice(None), j)]
+            cell[...] = NOT_APPLICABLE
+            cell[np.ix_(range(turns), columns)] = values[:turns]
+            why = reasons[idx + (slice(None), slice(None), j)]
+            why[np.ix_(range(turns), columns)] = codes[:turns]
+            for name, value in record.conversation.get(label, {}).items():
                 column = kept.setdefault(name, np.full(severity.shape[: len(CONVERSATION_DIMS)], "", dtype=object))
                 column[idx] = value
             if reason_rows is not None:
                 labels = dict(zip(CONVERSATION_DIMS, (*record.unit, record.item)))
                 reason_rows.extend(
-                    {**labels, "turn": turn, "principle": principle, "judge": label,
-                     "transcript_id": transcript.id, "reason": text}
-                    for turn, principle, text in judgment.reason_rows(principles)
+                    {**labels, "turn": int(turn), "principle": str(principle), "judge": label,
+                     "transcript_id": transcript.id, "reason": str(text)}
+                    for turn, principle, text in record.reasons.get(label, ())
                 )
     for name, values in kept.items():
         cube[name] = xr.DataArray(values, dims=CONVERSATION_DIMS)

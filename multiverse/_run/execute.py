@@ -1,11 +1,12 @@
-"""The model-calling part of a run: rollouts, then every model judge on every transcript.
+"""Running a plan's units: each unit's rollout, then every judge on its transcripts.
 
 One *unit* (a seed battery or a campaign of one system, role, user simulator,
 condition and replicate) runs as one coroutine on a :class:`~multiverse.llm.Client`:
-the rollout, then one request per assistant turn per model judge.  The result
-is plain data (:class:`ConversationRecord`), so units can run in one event
-loop, in threads, in processes or on a dask/ray cluster through joblib and be
-assembled the same way.
+the rollout (:func:`run_unit`), then every judge of the experiment
+(:func:`judge_unit`) in the one place a run judges (:func:`judge_records`, where
+the roles' canaries are judged too).  The result is plain data (:class:`ConversationRecord`),
+so units can run in one event loop, in threads, in processes or on a dask/ray
+cluster through joblib and be assembled the same way.
 """
 
 from __future__ import annotations
@@ -19,15 +20,18 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from multiverse._run.records import ConversationRecord, UnitResult
-from multiverse.config.experiment import Experiment, parse_experiment
+from multiverse._run.records import ConversationRecord, UnitResult, record_judgment, store_judgment
+from multiverse.config.experiment import Experiment
 from multiverse.core.choices import ModelSpec
-from multiverse.core.judgment import judge_transcripts
+from multiverse.core.judgment import REASON_CODES, Judge, judge_transcripts
 from multiverse.core.schema import MISSING
 from multiverse.core.transcript import Transcript
+from multiverse.judge.build import make_judges
+from multiverse.judge.canaries import canary_table
 from multiverse.plan import Plan, Unit, make_plan
 
-__all__ = ["execute_units", "make_client", "run_or_replay", "run_sync", "run_unit"]
+__all__ = ["BackendError", "check_backend", "execute_units", "judge_records", "judge_unit", "make_client",
+           "run_or_replay", "run_sync", "run_unit"]
 
 T = TypeVar("T")
 
@@ -46,8 +50,14 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = False, observer: Any = None) -> Any:
-    """A :class:`~multiverse.llm.Client` with the experiment's limits and offline world (and ``observer``)."""
+def make_client(
+    experiment: Experiment, cache: str | Path, *, offline: bool = False, observer: Any = None,
+    roles: Mapping[str, Any] | None = None,
+) -> Any:
+    """A :class:`~multiverse.llm.Client` with the experiment's limits and offline world (and ``observer``).
+
+    The offline world knows the canaries of ``roles`` (its judges look them up by their text's digest).
+    """
     from multiverse.llm import Client, RateLimit
     from multiverse.sim import SimWorld
 
@@ -62,7 +72,9 @@ def make_client(experiment: Experiment, cache: str | Path, *, offline: bool = Fa
         rate_limits=limits or None,
         max_calls=experiment.max_calls,
         max_cost_usd=experiment.max_cost_usd,
-        sim=SimWorld.from_config(dict(experiment.sim) if experiment.sim is not None else None),
+        sim=SimWorld.from_config(
+            dict(experiment.sim) if experiment.sim is not None else None, canaries=canary_table((roles or {}).values())
+        ),
         observer=observer,
         **({"timeout_s": experiment.timeout_s} if experiment.timeout_s is not None else {}),
     )
@@ -80,41 +92,53 @@ def _truth(system: ModelSpec, transcript: Transcript, principle_ids: Sequence[st
     return np.asarray(rows, dtype=np.int8).reshape(len(rows), len(principle_ids))
 
 
-async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any) -> UnitResult:
-    """Roll out one unit and judge its transcripts with every model judge.
+async def run_unit(client: Any, plan: Plan, unit: Unit, role: Any, judges: Mapping[str, Judge]) -> UnitResult:
+    """Roll out one unit (or read its recorded conversations): the records, not yet judged.
 
-    The campaign's online judge and the ``judge`` dim's model judges are the
-    same :class:`~multiverse.core.judgment.Judge` objects, run by
-    :func:`~multiverse.core.judgment.judge_transcripts` (the online judge's requests
-    are served from the cache the second time).
+    The campaign's online judge is the experiment's judge of that label (the
+    same :class:`~multiverse.core.judgment.Judge` object); its requests are
+    served from the cache when :func:`judge_unit` judges the finished transcripts.
     """
-    from multiverse.judge.build import make_judges
-    from multiverse.rollout import rollout
+    from multiverse.rollout import coverage_share, rollout
 
     e = plan.experiment
-    condition = e.conditions[unit.condition]
     system = e.systems[unit.system]
-    model_judges = make_judges(e.judges, kind="model")
     if e.rollouts is not None:
-        return await _judge_unit(client, plan, unit, role, model_judges, _recorded(e, unit))
-    conversations = await rollout(
-        client,
-        role=role,
-        system=system,
-        user_sim=e.user_sims[unit.user_sim],
-        user_label=unit.user_sim,
-        condition=condition,
-        replicate=unit.replicate,
-        items=None if e.budget is not None else e.items_per_cell,
-        budget=e.budget,
-        planner=e.campaign.planner,
-        monitor=e.campaign.monitor,
-        judge=model_judges[e.campaign.judge],
-        seed=e.seed,
-        only=None if unit.items == tuple(range(e.items_per_cell)) else unit.items,
-    )
-    found = dict(zip(unit.items, conversations))
-    return await _judge_unit(client, plan, unit, role, model_judges, found)
+        conversations = _recorded(e, unit)
+    else:
+        only = None if unit.items == tuple(range(e.items_per_cell)) else unit.items  # a sequential run's batch
+        found = await rollout(
+            client,
+            role=role,
+            system=system,
+            user_sim=e.user_sims[unit.user_sim],
+            user_label=unit.user_sim,
+            condition=e.conditions[unit.condition],
+            replicate=unit.replicate,
+            items=None if e.budget is not None else e.items_per_cell,
+            budget=e.budget,
+            planner=e.campaign.planner,
+            monitor=e.campaign.monitor,
+            judge=judges[e.campaign.judge],
+            seed=e.seed,
+            harness=client.sim if system.is_sim else None,
+            only=only,
+        )
+        conversations = dict(enumerate(found)) if only is None else dict(zip(only, found))
+    kept = [(item, conversations[item]) for item in unit.items if item in conversations]
+    principle_ids = tuple(role.principle_ids)
+    records = [
+        ConversationRecord(
+            unit=unit.key,
+            item=item,
+            transcript=conversation.transcript.to_dict(),
+            tags=[tuple(tag) for tag in conversation.tags],
+            truth=_truth(system, conversation.transcript, principle_ids),
+        )
+        for item, conversation in kept
+    ]
+    coverage = coverage_share([c for _, c in kept], role) if e.is_campaign and kept else None
+    return UnitResult(unit.key, records, coverage, 0)
 
 
 def _recorded(e: Experiment, unit: Unit) -> dict[int, Any]:
@@ -127,81 +151,138 @@ def _recorded(e: Experiment, unit: Unit) -> dict[int, Any]:
     return {item: Conversation(t, t.scenario, (), None, 1) for item, t in recorded.items()}
 
 
-async def _judge_unit(
-    client: Any, plan: Plan, unit: Unit, role: Any, model_judges: Mapping[str, Any], conversations: Mapping[int, Any]
+async def judge_unit(
+    client: Any,
+    plan: Plan,
+    unit: Unit,
+    role: Any,
+    judges: Mapping[str, Judge],
+    result: UnitResult,
+    *,
+    known: Sequence[str] = (),
 ) -> UnitResult:
-    """Judge a unit's conversations (item -> conversation) with every model judge planned for them."""
-    from multiverse.judge.model import unparseable_turns
-    from multiverse.rollout import coverage_share
+    """Every judge of the experiment on a unit's conversations, each only on those the plan has for it.
 
+    The unit's horizon, replicate, system and plan go to :func:`judge_records`,
+    the one place a run judges; the judgments are written into the records,
+    which cube assembly reads as they are.
+
+    Parameters
+    ----------
+    judges
+        Label -> judge, for every judge of the experiment.
+    result
+        The unit's records.
+    known
+        Labels whose judgments the records already hold (a replay's model
+        judges): they are not judged again, and panels read them.
+    """
     e = plan.experiment
-    condition = e.conditions[unit.condition]
-    system = e.systems[unit.system]
-    kept = [(item, conversations[item]) for item in unit.items if item in conversations]
     planned = plan.unit_judge(unit).values != ""
-    judge_column = {label: j for j, label in enumerate(e.judges)}
-    principle_ids = tuple(role.principle_ids)
-    judged = await judge_transcripts(
-        model_judges,
-        [conversation.transcript for _, conversation in kept],
-        roles=[role] * len(kept),
-        principle_ids=principle_ids,
-        horizon=condition.horizon,
-        client=client,
-        replicate=unit.replicate,
-        planned={label: [bool(planned[item, judge_column[label]]) for item, _ in kept] for label in model_judges},
+    column = {label: j for j, label in enumerate(e.judges)}
+    flags = {label: [bool(planned[r.item, column[label]]) for r in result.records] for label in judges}
+    unparseable = await judge_records(
+        client, result.records, role, judges, horizon=e.conditions[unit.condition].horizon,
+        replicate=unit.replicate, planned=flags, known=known, system=e.systems.get(unit.system),
     )
-    records = []
+    return UnitResult(result.unit, result.records, result.coverage, unparseable)
+
+
+async def judge_records(
+    client: Any,
+    records: Sequence[ConversationRecord],
+    role: Any,
+    judges: Mapping[str, Judge],
+    *,
+    horizon: int,
+    replicate: int = 0,
+    planned: Mapping[str, Sequence[bool]] | None = None,
+    known: Sequence[str] = (),
+    system: ModelSpec | None = None,
+) -> int:
+    """Judges on conversation records of one role, their judgments stored into the records: the one place a run judges.
+
+    Model judges, deterministic judges, judges of kinds users registered,
+    probed judges and panels all go through one
+    :func:`~multiverse.core.judgment.judge_transcripts` call (panels after their
+    members).  A plan's units are judged here (:func:`judge_unit`), and so are
+    the roles' canaries (:mod:`multiverse._run.canaries`): a judge reads a
+    canary exactly as it reads any conversation.
+
+    Parameters
+    ----------
+    records
+        The conversations; each judge's judgment is stored into its record.
+    horizon
+        Assistant turns judged.
+    replicate
+        Replicate index of the judge requests.
+    planned
+        Label -> one flag per record (default: every record for every judge).
+    known
+        Labels whose judgments the records already hold: not judged again; panels read them.
+    system
+        The model that wrote the judged replies, when one did.
+
+    Returns
+    -------
+    int
+        Judgments with a reply that did not parse (the records' unusable outputs).
+    """
+    principle_ids = tuple(role.principle_ids)
+    held = {label: [record_judgment(r, label, horizon, len(principle_ids)) for r in records] for label in known}
+    judged = await judge_transcripts(
+        {label: judge for label, judge in judges.items() if label not in held},
+        [Transcript.from_dict(r.transcript) for r in records],
+        roles=[role] * len(records),
+        principle_ids=principle_ids,
+        horizon=horizon,
+        client=client,
+        replicate=replicate,
+        planned=planned,
+        known=held,
+        system=system,
+    )
     unparseable = 0
-    for index, (item, conversation) in enumerate(kept):
-        transcript = conversation.transcript
-        record = ConversationRecord(
-            unit=unit.key,
-            item=item,
-            transcript=transcript.to_dict(),
-            tags=[tuple(tag) for tag in conversation.tags],
-            truth=_truth(system, transcript, principle_ids),
-        )
-        for label in model_judges:
-            judgment = judged[label][index]
-            if judgment is None:
-                continue
-            turns = min(transcript.n_turns, condition.horizon)
-            record.judged[label] = (judgment.severity[:turns], judgment.missing[:turns])
-            record.reasons[label] = [list(row) for row in judgment.reason_rows(principle_ids)]
-            if judgment.unparsed:
-                record.unparsed[label] = dict(judgment.unparsed)
-            unparseable += unparseable_turns(judgment)
-        records.append(record)
-    coverage = coverage_share([c for _, c in kept], role) if e.is_campaign and kept else None
-    return UnitResult(unit.key, records, coverage, unparseable)
+    for label, judgments in judged.items():
+        for record, judgment in zip(records, judgments):
+            if judgment is not None:
+                store_judgment(record, label, judgment, principle_ids)
+                unparseable += int((judgment.missing == REASON_CODES["unparseable"]).any(axis=1).sum())
+    for label in held:
+        unparseable += sum(len(r.unparsed.get(label, {})) for r in records)
+    return unparseable
 
 
-async def run_or_replay(client: Any, plan: Plan, unit: Unit, role: Any, *, replay: bool = True) -> UnitResult:
-    """:func:`run_unit`, or its stored replay when nothing it depends on has changed.
+async def run_or_replay(client: Any, plan: Plan, unit: Unit, role: Any, judges: Mapping[str, Judge], *, replay: bool = True) -> UnitResult:
+    """:func:`run_unit` then :func:`judge_unit`, or the stored replay of the unit when nothing it depends on has changed.
 
     With ``replay``, a unit whose replay is in the cache (see
     :mod:`multiverse._run.replay`) comes back without a request, its requests
-    counted as cache hits; a unit run afresh is stored as a replay if none of
-    its calls failed.  Units of recorded conversations (``rollouts:``) are
-    judged afresh (their judge calls come from the cache), since the file they
-    read is not part of the replay's key.
+    counted as cache hits; the replay holds the rollout and the model judges'
+    judgments (which depend only on cached responses), and every other judge
+    (deterministic ones, panels, judges of registered kinds: code that may
+    change without the cache knowing) judges afresh.  A unit run afresh is
+    stored as a replay if none of its calls failed.  Units of recorded
+    conversations (``rollouts:``) are judged afresh (their judge calls come
+    from the cache), since the file they read is not part of the replay's key.
     """
     if not replay or plan.experiment.rollouts is not None:
-        return await run_unit(client, plan, unit, role)
+        return await judge_unit(client, plan, unit, role, judges, await run_unit(client, plan, unit, role, judges))
     from multiverse._run.replay import decode_replay, encode_replay, replay_key
 
+    models = [label for label, spec in plan.experiment.judges.items() if spec.model is not None]
     key = replay_key(plan, unit, role)
     payload = client.cache.get_replay(key)
     stored = decode_replay(payload) if payload is not None else None
     if stored is not None:
         result, calls = stored
         client.count_replayed(calls)
-        return result
+        return await judge_unit(client, plan, unit, role, judges, result, known=models)
     with client.recording() as ledger:
-        result = await run_unit(client, plan, unit, role)
+        result = await judge_unit(client, plan, unit, role, judges, await run_unit(client, plan, unit, role, judges))
     if all(call.ok for call in ledger):
-        client.cache.put_replay(key, response_keys=[call.key for call in ledger], payload=encode_replay(result, ledger))
+        client.cache.put_replay(key, response_keys=[call.key for call in ledger], payload=encode_replay(result, ledger, keep=models))
     return result
 
 
@@ -210,6 +291,7 @@ async def _run_all(
     plan: Plan,
     units: Sequence[Unit],
     roles: Mapping[str, Any],
+    judges: Mapping[str, Judge],
     *,
     replay: bool,
     on_result: Callable[[UnitResult], None] | None = None,
@@ -224,7 +306,7 @@ async def _run_all(
     """
     if on_result is None:
         return list(
-            await asyncio.gather(*(run_or_replay(client, plan, unit, roles[unit.role], replay=replay) for unit in units))
+            await asyncio.gather(*(run_or_replay(client, plan, unit, roles[unit.role], judges, replay=replay) for unit in units))
         )
     pending: collections.deque[tuple[asyncio.Future[UnitResult], int]] = collections.deque()
     in_flight = 0
@@ -234,7 +316,7 @@ async def _run_all(
                 task, size = pending.popleft()
                 on_result(await task)
                 in_flight -= size
-            pending.append((asyncio.ensure_future(run_or_replay(client, plan, unit, roles[unit.role], replay=replay)),
+            pending.append((asyncio.ensure_future(run_or_replay(client, plan, unit, roles[unit.role], judges, replay=replay)),
                             len(unit.items)))
             in_flight += len(unit.items)
         while pending:
@@ -247,30 +329,31 @@ async def _run_all(
 
 
 def _unit_job(
-    experiment: dict[str, Any],
-    source: str,
+    experiment: Experiment,
     unit: Unit,
     role: Any,
+    judges: Mapping[str, Judge],
     shipment: Any,
     offline: bool,
     replay: bool,
 ) -> tuple[UnitResult, dict[str, Any], Any]:
-    """One joblib task: rebuild the experiment from plain data and run one unit on the shipped responses.
+    """One joblib task: run and judge one unit on the shipped responses.
 
-    The loaded ``role`` travels with the task, so workers need no specs folder.
-    The task never opens the cache: its client reads an in-memory cache seeded
-    with ``shipment`` and what it adds goes back to the driver
-    (:mod:`multiverse._run.shipping`).
+    The experiment, the loaded ``role`` and the judges built on the driver
+    travel with the task (joblib's backends pickle them with cloudpickle), so
+    workers need no specs folder and judges or judge kinds registered in the
+    driver's session judge there too.  The task never opens the cache: its
+    client reads an in-memory cache seeded with ``shipment`` and what it adds
+    goes back to the driver (:mod:`multiverse._run.shipping`).
     """
     from multiverse._run.replay import replay_key
     from multiverse._run.shipping import seeded_cache, unpack_returned
 
-    e = parse_experiment(experiment, source=source)
-    plan = make_plan(e)
+    plan = make_plan(experiment)
     cache = seeded_cache(shipment)
     try:
-        with make_client(e, cache, offline=offline) as client:
-            result = run_sync(run_or_replay(client, plan, unit, role, replay=replay))
+        with make_client(experiment, cache, offline=offline, roles={role.id: role}) as client:
+            result = run_sync(run_or_replay(client, plan, unit, role, judges, replay=replay))
             summary = client.summary()
         return result, summary, unpack_returned(cache, shipment, replay_key(plan, unit, role))
     finally:
@@ -281,6 +364,7 @@ def _run_shipped(
     plan: Plan,
     roles: Mapping[str, Any],
     units: Sequence[Unit],
+    judges: Mapping[str, Judge],
     *,
     cache: str | Path,
     offline: bool,
@@ -308,9 +392,7 @@ def _run_shipped(
         remote = [i for i, s in enumerate(shipments) if s.known or not offline]
         local = [i for i in range(len(units)) if i not in set(remote)]
         tasks = (
-            joblib.delayed(_unit_job)(
-                experiment.to_dict(), experiment.source, units[i], roles[units[i].role], shipments[i], offline, replay
-            )
+            joblib.delayed(_unit_job)(experiment, units[i], roles[units[i].role], judges, shipments[i], offline, replay)
             for i in remote
         )
         done = joblib.Parallel(return_as="generator")(tasks) if remote else ()
@@ -323,9 +405,9 @@ def _run_shipped(
             else:
                 on_result(result)
         if local:
-            with make_client(experiment, store, offline=offline) as client:
+            with make_client(experiment, store, offline=offline, roles=roles) as client:
                 found = run_sync(_run_all(
-                    client, plan, [units[i] for i in local], roles, replay=replay, on_result=on_result, window=1
+                    client, plan, [units[i] for i in local], roles, judges, replay=replay, on_result=on_result, window=1
                 ))
                 summaries.append(client.summary())
             results.update(zip(local, found))
@@ -383,13 +465,15 @@ def execute_units(
         backend bounds it by its tasks in flight (``pre_dispatch``).
     """
     units = list(plan.units())
+    check_backend(backend)
+    judges = make_judges(plan.experiment.judges)
     if backend is None:
         from multiverse._run.progress import RunProgress
 
         with RunProgress() as bars, make_client(
-            plan.experiment, cache, offline=offline, observer=bars if progress else None
+            plan.experiment, cache, offline=offline, observer=bars if progress else None, roles=roles
         ) as client:
-            found = run_sync(_run_all(client, plan, units, roles, replay=replay, on_result=on_result, window=window))
+            found = run_sync(_run_all(client, plan, units, roles, judges, replay=replay, on_result=on_result, window=window))
             return found, [client.summary()]
     import joblib
 
@@ -398,4 +482,36 @@ def execute_units(
 
         register_ray()
     with joblib.parallel_config(backend=backend, n_jobs=n_jobs):
-        return _run_shipped(plan, roles, units, cache=cache, offline=offline, replay=replay, on_result=on_result)
+        return _run_shipped(plan, roles, units, judges, cache=cache, offline=offline, replay=replay, on_result=on_result)
+
+
+class BackendError(ValueError):
+    """A joblib backend that cannot run here (not installed, or no cluster to run on); one line."""
+
+
+def check_backend(backend: str | None) -> None:
+    """Refuse, before any model call, a joblib backend that cannot run here.
+
+    ``ray`` needs the ray extra installed; ``dask`` needs dask's distributed
+    scheduler and a ``distributed.Client`` created in this process.
+
+    Raises
+    ------
+    BackendError
+        Naming the backend and what it needs.
+    """
+    if backend == "ray":
+        try:
+            import ray.util.joblib  # noqa: F401
+        except ImportError:
+            raise BackendError("backend 'ray': ray is not installed (install multiverse's ray extra)") from None
+    elif backend == "dask":
+        try:
+            from distributed import get_client
+        except ImportError:
+            raise BackendError("backend 'dask': dask.distributed is not installed") from None
+        try:
+            get_client()
+        except ValueError:
+            raise BackendError("backend 'dask': no dask cluster; create a distributed.Client in this process first "
+                               "(from Python: multiverse.run(..., backend='dask'))") from None

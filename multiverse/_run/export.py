@@ -16,7 +16,10 @@ from typing import Any
 
 from multiverse.core.transcript import Transcript, TranscriptStore
 
-__all__ = ["export_cases", "transcript_case"]
+__all__ = ["KIND", "export_cases", "transcript_case"]
+
+KIND = "export-cases"
+"""The output kind of ``multiverse export-cases`` (:mod:`multiverse.core.outputs`)."""
 
 
 def transcript_case(transcript: Transcript, contract: Any, *, case_id: str) -> dict[str, Any]:
@@ -49,7 +52,12 @@ def export_cases(run: str | Path, *, out: str | Path, specs_dir: str | Path | No
         A run folder written by ``multiverse run`` (``cube.nc`` or ``cube.zarr``
         and ``transcripts.sqlite``).
     out
-        Folder to write ``<role>-<transcript id>.case.json`` files into (created).
+        Folder to write ``<role>-<transcript id>.case.json`` files into.  It
+        follows the output-folder rule (:mod:`multiverse.core.outputs`): it
+        must be missing, empty or an earlier ``export-cases`` output, and must
+        neither be nor contain the run folder or the working directory (checked
+        before anything is read); it is replaced as a whole, keeping what the
+        earlier export did not write.
     specs_dir
         Where the roles and contracts live (default: found as ``multiverse run`` finds them).
 
@@ -62,21 +70,32 @@ def export_cases(run: str | Path, *, out: str | Path, specs_dir: str | Path | No
     ------
     FileNotFoundError
         If the run folder holds no cube or no transcript store.
+    multiverse.core.outputs.OutputDirError
+        If ``out`` must not be replaced.
+    multiverse.core.transcript.StoreError
+        If the transcript store cannot be read.
+
+    Notes
+    -----
+    Known secret values (the environment's, the experiment's) are scrubbed from
+    every case before it is written (:func:`multiverse.llm.redact.scrub`).
     """
     from multiverse.config.specs import load_role
-    from multiverse.cube.io import open_cube
+    from multiverse.core.outputs import check_output_dir, replace_dir
+    from multiverse.cube.io import CUBE_NAMES, open_cube
+    from multiverse.llm.redact import scrub
 
     folder = Path(run)
-    cube_path = next((folder / name for name in ("cube.nc", "cube.zarr") if (folder / name).exists()), None)
+    check_output_dir(out, kind=KIND, protected={"the run folder": folder})
+    cube_path = next((folder / name for name in CUBE_NAMES if (folder / name).exists()), None)
     store_path = folder / TranscriptStore.FILENAME
-    if cube_path is None or not store_path.is_file():
+    if not folder.is_dir() or cube_path is None or not store_path.exists():
         raise FileNotFoundError(f"{folder}: not a run folder (expected cube.nc or cube.zarr and {TranscriptStore.FILENAME})")
     cube = open_cube(cube_path, lazy=False)
-    target = Path(out)
-    target.mkdir(parents=True, exist_ok=True)
     contracts: dict[str, Any] = {}
-    written: list[Path] = []
-    with TranscriptStore(store_path) as store:
+    names: list[str] = []
+    target = Path(out)
+    with TranscriptStore.open_existing(store_path) as store, replace_dir(target, kind=KIND) as staging:
         for role_id, transcript_id in _conversations(cube):
             if role_id not in contracts:
                 contracts[role_id] = load_role(role_id, specs_dir=specs_dir).contract
@@ -85,7 +104,8 @@ def export_cases(run: str | Path, *, out: str | Path, specs_dir: str | Path | No
                 continue
             case_id = f"{role_id}-{transcript_id}"
             case = transcript_case(store.get(transcript_id), contract, case_id=case_id)
-            path = target / f"{case_id}.case.json"
-            path.write_text(json.dumps(case, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-            written.append(path)
-    return written
+            name = f"{case_id}.case.json"
+            text = json.dumps(case, indent=2, sort_keys=True, ensure_ascii=False)
+            (staging / name).write_text(scrub(text) + "\n", encoding="utf-8")
+            names.append(name)
+    return [target / name for name in names]

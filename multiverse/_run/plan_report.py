@@ -6,18 +6,15 @@ cache; the first request the cache lacks stops its rollout (what follows
 depends on its answer), so nothing is ever called.  Calls needed are exact for
 rollouts the cache answers completely and estimated
 (:func:`multiverse.plan.estimate_unit_calls`) for the others.  Cost is priced from litellm's bundled price table,
-read as data (litellm itself is not imported); ``sim/`` models cost nothing and
+read as data (:mod:`multiverse.llm.prices`: litellm itself is not imported); ``sim/`` models cost nothing and
 a model without a price has cost ``None``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +27,6 @@ PROMPT_TOKENS_PER_CALL = 1500
 """Assumed prompt tokens per call, for the cost estimate."""
 COMPLETION_TOKENS_PER_CALL = 300
 """Assumed completion tokens per call, for the cost estimate."""
-PRICE_TABLE = "model_prices_and_context_window_backup.json"
 
 
 class _Uncached(Exception):
@@ -76,9 +72,15 @@ def count_calls(plan: Plan, roles: Mapping[str, Any], *, cache: str | Path) -> t
 
     A rollout unit the cache answers completely contributes its exact counts;
     any other unit contributes the estimate of :func:`multiverse.plan.estimate_unit_calls`
-    (or what the cache served, when that is more).
+    (or what the cache served, when that is more).  The canaries (the
+    experiment's ``canaries:``) count the same way: exactly when cached, else
+    one call per canary and model judge.
     """
-    from multiverse._run.execute import make_client, run_sync, run_unit
+    from multiverse._run.canaries import canary_call_estimate, canary_judging, judge_canaries
+    from multiverse._run.execute import judge_unit, make_client, run_sync, run_unit
+    from multiverse.judge.build import make_judges
+
+    judges = make_judges(plan.experiment.judges)
 
     needed: Counter[str] = Counter()
     cached: Counter[str] = Counter()
@@ -87,7 +89,8 @@ def count_calls(plan: Plan, roles: Mapping[str, Any], *, cache: str | Path) -> t
     async def one(client: Any, unit: Any) -> None:
         replay = _CacheOnly(client, seen)
         try:
-            await run_unit(replay, plan, unit, roles[unit.role])
+            role = roles[unit.role]
+            await judge_unit(replay, plan, unit, role, judges, await run_unit(replay, plan, unit, role, judges))
             complete = True
         except _Uncached:
             complete = False
@@ -100,29 +103,34 @@ def count_calls(plan: Plan, roles: Mapping[str, Any], *, cache: str | Path) -> t
             estimate.update(layer)
         needed.update(estimate | replay.hits)
 
-    async def replay_all(client: Any) -> None:
-        await asyncio.gather(*(one(client, unit) for unit in plan.units()))
+    async def canaries(client: Any) -> None:
+        if plan.experiment.canaries is None:
+            return
+        replay = _CacheOnly(client, seen)
+        try:
+            await judge_canaries(canary_judging(plan.experiment), [roles[r] for r in plan.experiment.roles], client=replay,
+                                 per_principle=plan.experiment.canaries.per_principle)
+            complete = True
+        except _Uncached:
+            complete = False
+        cached.update(replay.hits)
+        needed.update(replay.hits if complete else canary_call_estimate(plan.experiment, roles) | replay.hits)
 
-    with make_client(plan.experiment, cache, offline=True) as client:
+    async def replay_all(client: Any) -> None:
+        await asyncio.gather(canaries(client), *(one(client, unit) for unit in plan.units()))
+
+    with make_client(plan.experiment, cache, offline=True, roles=roles) as client:
         run_sync(replay_all(client))
     return needed, cached
 
 
-@lru_cache(maxsize=1)
-def _prices() -> dict[str, Any]:
-    spec = importlib.util.find_spec("litellm")
-    if spec is None or spec.origin is None:
-        return {}
-    path = Path(spec.origin).parent / PRICE_TABLE
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-
-
 def estimate_cost_usd(model: str, calls: int) -> float | None:
     """Estimated cost of ``calls`` calls to ``model`` (``None`` when its price is unknown)."""
+    from multiverse.llm.prices import model_entry
+
     if model.startswith("sim/") or calls == 0:
         return 0.0
-    prices = _prices()
-    entry = prices.get(model) or prices.get(model.partition("/")[2])
+    entry = model_entry(model)
     if not entry or "input_cost_per_token" not in entry:
         return None
     per_call = (
@@ -148,8 +156,10 @@ def plan_report(experiment: Experiment, *, cache: str | Path | None = None) -> d
         ``layers`` (cells per layer), ``models`` (model -> ``needed``,
         ``cached``, ``to_call``, ``cost_usd``), the totals ``needed``,
         ``cached``, ``to_call``, ``cost_usd`` (``None`` if any price is unknown),
-        and ``missing_credentials`` (model -> environment variable names its
-        provider needs and lacks, for models with calls to make; never values).
+        ``missing_credentials`` (model -> environment variable names its
+        provider needs and lacks, for models with calls to make; never values)
+        and ``model_problems`` (model -> why it cannot be called at all:
+        litellm not installed, no provider for the model string).
     """
     from multiverse._run.runner import load_roles, resolve_cache
 
@@ -165,12 +175,13 @@ def plan_report(experiment: Experiment, *, cache: str | Path | None = None) -> d
             "cost_usd": estimate_cost_usd(model, to_call),
         }
     costs = [m["cost_usd"] for m in models.values()]
-    from multiverse._run.checks import named_models
-    from multiverse.llm.credentials import check_credentials
+    from multiverse.llm.credentials import check_credentials, model_problem
 
-    specs = [spec for _, spec in named_models(experiment) if models.get(spec.model, {}).get("to_call")]
+    specs = [spec for _, spec in experiment.named_models() if models.get(spec.model, {}).get("to_call")]
+    problems = {spec.model: model_problem(spec) for spec in specs}
     return {
         "missing_credentials": {model: list(names) for model, names in check_credentials(specs).items()},
+        "model_problems": {model: why for model, why in problems.items() if why is not None},
         "experiment": experiment.name,
         "plan_digest": plan.digest,
         "layers": plan.layer_sizes(),

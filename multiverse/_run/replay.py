@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from multiverse._run.records import UnitResult, result_from_json, result_to_json
+from multiverse.core.canonical import digest as canonical_digest
 from multiverse.core.schema import KEY_SCHEMA_VERSION
 from multiverse.plan import Plan, Unit, model_judge_specs
 
@@ -45,7 +46,7 @@ __all__ = ["REPLAY_VERSION", "code_digest", "decode_replay", "encode_replay", "r
 
 log = logging.getLogger("multiverse._run")
 
-REPLAY_VERSION = 2
+REPLAY_VERSION = 3
 """Version of the replay key and payload layout."""
 
 
@@ -111,15 +112,15 @@ def replay_key(plan: Plan, unit: Unit, role: Any) -> str:
         "judges": [str(label) for label in judge_cells["judge"].values],
         "judge_cells": judge_cells.values.tolist(),
     }
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
-    return "unit/" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return "unit/" + canonical_digest(content)
 
 
-def encode_replay(result: UnitResult, calls: Sequence[Any]) -> str:
-    """The replay payload: the code digest, the unit's result and the ``(model, purpose)`` of each request."""
+def encode_replay(result: UnitResult, calls: Sequence[Any], *, keep: Sequence[str] | None = None) -> str:
+    """The replay payload: the code digest, the unit's result (with ``keep``, only those judges' judgments)
+    and the ``(model, purpose)`` of each request."""
     payload = {
         "code": code_digest(),
-        "result": result_to_json(result),
+        "result": result_to_json(result, keep=keep),
         "calls": [[call.model, call.purpose] for call in calls],
     }
     return json.dumps(payload, separators=(",", ":"))

@@ -14,23 +14,31 @@ from typing import Any
 import xarray as xr
 
 from multiverse._run.assemble import assemble_cube, provenance
-from multiverse._run.checks import load_experiment
-from multiverse._run.execute import execute_units
+from multiverse._run.canaries import run_canaries
+from multiverse._run.execute import check_backend, execute_units
 from multiverse._run.records import UnitResult
 from multiverse._run.stream import STREAM_CONVERSATIONS, CubeStore, RunTally, unparsed_lines, write_netcdf
-from multiverse.config.experiment import Experiment
+from multiverse.config.experiment import Experiment, load_experiment
+from multiverse.config.experiment_fields import CanaryOptions
 from multiverse.core.schema import ENDED_STATES, FAILURE_REASONS
-from multiverse.llm.redact import redact_tree
+from multiverse.cube.canaries import NoJudgeSignal
+from multiverse.llm.redact import redact_tree, register_secrets_of, scrub
 from multiverse.plan import Plan, make_plan
 
 __all__ = ["UNPARSED_FILE", "failed_share", "run", "resolve_experiment", "resolve_cache", "load_roles", "merge_summaries"]
 
 
 def resolve_experiment(experiment: Experiment | str | Path) -> Experiment:
-    """An :class:`Experiment` from itself or from a file path (fully validated)."""
-    if isinstance(experiment, Experiment):
-        return experiment
-    return load_experiment(experiment)
+    """An :class:`Experiment` from itself or from a file path (fully validated), its secrets registered.
+
+    Every value the experiment holds under a secret name or as a header, and
+    every URL password, is registered for redaction
+    (:func:`multiverse.llm.redact.register_secrets_of`) before any request is
+    built or anything is written.
+    """
+    e = experiment if isinstance(experiment, Experiment) else load_experiment(experiment)
+    register_secrets_of(e.to_dict())  # its secret values are scrubbed from everything written or printed
+    return e
 
 
 def resolve_cache(experiment: Experiment, cache: str | Path | None) -> Path:
@@ -84,7 +92,13 @@ def _coverage(tally: RunTally) -> dict[str, Any]:
     return nested
 
 
-def _run_summary(plan: Plan, tally: RunTally, summary: Mapping[str, Any], wall_s: float) -> dict[str, Any]:
+USER_REPLY_COUNTS = ("replies", "cut", "out_of_character", "stage_direction", "narration", "speaker_turn")
+"""``run.json``'s ``user_replies``: a real user model's replies, those cut at the length limit, and what was stripped."""
+
+
+def _run_summary(
+    plan: Plan, tally: RunTally, summary: Mapping[str, Any], wall_s: float, canaries: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     failures: Counter[str] = Counter(summary["failures"])
     failures["unparseable"] += tally.unparseable
     failures["monitor_ended"] += tally.ended["monitor_ended"]
@@ -108,6 +122,14 @@ def _run_summary(plan: Plan, tally: RunTally, summary: Mapping[str, Any], wall_s
     }
     if plan.experiment.is_campaign:
         info["coverage"] = _coverage(tally)
+    if any(summary.get("leak_guard", {}).values()):
+        info["leak_guard"] = summary["leak_guard"]
+    if summary.get("response_format_fallbacks"):
+        info["response_format_fallbacks"] = summary["response_format_fallbacks"]
+    if tally.user_replies:
+        info["user_replies"] = {kind: tally.user_replies[kind] for kind in USER_REPLY_COUNTS}
+    if canaries:
+        info["judges"] = {label: {"canaries": result, "no_signal": result["no_signal"]} for label, result in canaries.items()}
     return info
 
 
@@ -124,6 +146,7 @@ def run(
     max_cost_usd: float | None = None,
     progress: bool = False,
     in_flight: int = STREAM_CONVERSATIONS,
+    require_judge_signal: bool = False,
 ) -> xr.Dataset:
     """Run an experiment: rollouts, then every judge on every transcript, into one cube.
 
@@ -148,7 +171,7 @@ def run(
         ones, never a mix.  It must be missing, empty or an earlier run's
         output, and must neither be nor contain the working directory, the
         cache, the experiment file or the specs; this and its writability are
-        checked before any model call (:func:`multiverse.cube.io.check_output_dir`).
+        checked before any model call (:func:`multiverse.core.outputs.check_output_dir`).
         The store also keeps every judge's stated reasons
         (:func:`multiverse.judge_reasons`), and the returned cube's
         ``encoding["source"]`` names the written ``cube.nc``.
@@ -178,12 +201,22 @@ def run(
     in_flight
         With ``out`` and no ``backend``: how many conversations run at once
         (whole rollout units, at least one), which bounds the run's memory.
+    require_judge_signal
+        Refuse to report from a judge without signal on its canaries: the
+        canaries are judged first (every model judge's, when the experiment's
+        ``canaries:`` block does not name judges), and a judge flagged
+        ``no_signal`` stops the run before any rollout, with
+        :class:`~multiverse.cube.canaries.NoJudgeSignal` (``multiverse run``
+        exits 2 naming each judge and its pooled figures).
 
     Returns
     -------
     xarray.Dataset
         The judgment cube; its ``run`` attr holds the run summary
-        (``calls``, ``cache_hits``, ``failures``, ``wall_s``, ...).
+        (``calls``, ``cache_hits``, ``failures``, ``wall_s``, ...; ``judges``
+        with each judge's canary results and ``no_signal`` flag when the
+        experiment's ``canaries:`` block had them judge the roles' canaries,
+        before any rollout), and its ``canaries`` attr the same results.
 
     Raises
     ------
@@ -192,17 +225,21 @@ def run(
     multiverse.llm.RunStopped
         If a spend cap or an offline cache miss stopped the run; everything
         finished is cached, and a rerun resumes.
-    multiverse.cube.io.OutputDirError
+    multiverse.core.outputs.OutputDirError
         If ``out`` must not be replaced or cannot be written (before any call).
+    multiverse.cube.canaries.NoJudgeSignal
+        With ``require_judge_signal``, if a judge has no signal on its canaries.
 
     Notes
     -----
     Secrets (URL credentials, header values, secret-named parameters, the
     environment's keys) are masked in the cube's attrs and in ``run.json``
     (:func:`multiverse.llm.redact.redact_tree`).
-    multiverse.llm.credentials.MissingCredentials
-        If a real model lacks its provider's credentials (checked before any
-        call, unless ``offline``).
+    multiverse.llm.credentials.ModelNotCallable
+        If a real model cannot be called: litellm is not installed, the model
+        string names no provider, or (``MissingCredentials``) its provider's
+        credentials are missing (checked before any call and before litellm
+        is imported, unless ``offline``).
     """
     started = time.perf_counter()
     e = resolve_experiment(experiment)
@@ -212,49 +249,61 @@ def run(
             max_calls=e.max_calls if max_calls is None else max_calls,
             max_cost_usd=e.max_cost_usd if max_cost_usd is None else max_cost_usd,
         )
+    if require_judge_signal and e.canaries is None:
+        e = replace(e, canaries=CanaryOptions())
+    check_backend(backend)
     if not offline:
         _require_credentials(e)
     plan = make_plan(e)
     roles = load_roles(e)
     cache_dir = resolve_cache(e, cache)
     if out is not None:
-        from multiverse.cube.io import check_output_dir
+        from multiverse.core.outputs import check_output_dir
 
         protected = {"the cache": cache_dir, "the experiment file": e.source or None, "the specs": e.specs_dir()}
         check_output_dir(out, kind="run", protected=protected)
-    attrs = redact_tree(provenance(plan, roles))
+    canaries, canary_calls = run_canaries(e, roles, cache=cache_dir, offline=offline)
+    flagged = {label: result for label, result in canaries.items() if result["no_signal"]}
+    if require_judge_signal and flagged:
+        raise NoJudgeSignal(flagged)
+    attrs = redact_tree({**provenance(plan, roles), **({"canaries": canaries} if canaries else {})})
+    judged = [canary_calls] if canary_calls is not None else []
     options = dict(cache=cache_dir, backend=backend, n_jobs=n_jobs, offline=offline, replay=replay, progress=progress)
     if out is not None:
-        return _run_streamed(plan, roles, Path(out), attrs=attrs, started=started, options=options, window=in_flight)
+        return _run_streamed(plan, roles, Path(out), attrs=attrs, started=started, options=options, window=in_flight,
+                             canaries=canaries, judged=judged)
     results, summaries = execute_units(plan, roles, **options)
     tally = RunTally()
     for result in results:
         tally.add(result)
     records = [record for result in results for record in result.records]
     cube = assemble_cube(plan, roles, records, attrs=attrs)
-    info = redact_tree(_run_summary(plan, tally, merge_summaries(summaries), time.perf_counter() - started))
-    cube.attrs["run"] = json.dumps(info, sort_keys=True)
+    info = redact_tree(_run_summary(plan, tally, merge_summaries(judged + summaries), time.perf_counter() - started, canaries))
+    cube.attrs["run"] = info
     return cube
 
 
 def _run_streamed(
     plan: Plan, roles: Mapping[str, Any], out: Path, *, attrs: Mapping[str, Any], started: float,
-    options: Mapping[str, Any], window: int, earlier: Sequence[Mapping[str, Any]] = (),
+    options: Mapping[str, Any], window: int, canaries: Mapping[str, Any], judged: Sequence[Mapping[str, Any]],
     extra: Mapping[str, Any] | None = None,
 ) -> xr.Dataset:
     """Run into an output folder, writing each unit's cube part, transcripts and reasons as it finishes.
 
     See :mod:`multiverse._run.stream`; the folder is swapped in whole at the end.
-    ``earlier`` client summaries (a sequential run's batches) count into the
-    run's calls, and ``extra`` keys join its ``run.json``.
+    ``judged`` client summaries made before the units (the canaries', a
+    sequential run's batches) count into the run's calls, and ``extra`` keys
+    join its ``run.json``.
     """
+    from multiverse.core.outputs import replace_dir
     from multiverse.core.transcript import Transcript, TranscriptStore
-    from multiverse.cube.io import open_cube, replace_dir
+    from multiverse.cube.integrity import RECORD_FILE, store_record
+    from multiverse.cube.io import CUBE_NAMES, open_cube
 
     tally = RunTally()
     with replace_dir(out, kind="run") as staging:
         cube_store = CubeStore(staging / "cube.zarr", plan, roles, attrs=attrs)
-        with TranscriptStore(staging / TranscriptStore.FILENAME) as store, \
+        with TranscriptStore(staging / TranscriptStore.FILENAME, scrub=scrub) as store, \
                 (staging / UNPARSED_FILE).open("w", encoding="utf-8") as unparsed:
 
             def keep(result: UnitResult) -> None:
@@ -263,26 +312,22 @@ def _run_streamed(
                 cube_store.write(result, reason_rows=reason_rows)
                 store.put(Transcript.from_dict(record.transcript) for record in result.records)
                 store.put_reasons(reason_rows)
-                unparsed.writelines(unparsed_lines(result.records))
+                unparsed.writelines(scrub(line) for line in unparsed_lines(result.records))
 
             _, summaries = execute_units(plan, roles, **options, on_result=keep, window=window)
-        info = _run_summary(plan, tally, merge_summaries([*earlier, *summaries]), time.perf_counter() - started)
+        info = _run_summary(plan, tally, merge_summaries([*judged, *summaries]), time.perf_counter() - started, canaries)
         info = redact_tree({**info, **(extra or {})})
         cube_store.finish(run_info=info)
         write_netcdf(staging / "cube.zarr", staging / "cube.nc")
-        (staging / "run.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        record = {**info, "integrity": store_record(staging, CUBE_NAMES, sizes=cube_store.sizes)}
+        (staging / RECORD_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return open_cube(out / "cube.nc", lazy=False)
 
 
 def _require_credentials(experiment: Experiment) -> None:
-    from multiverse._run.checks import named_models
-    from multiverse.llm.credentials import MissingCredentials, check_credentials
+    from multiverse.llm.credentials import require_callable
 
-    if all(spec.is_sim for _, spec in named_models(experiment)):
-        return
-    missing = check_credentials(spec for _, spec in named_models(experiment))
-    if missing:
-        raise MissingCredentials(missing)
+    require_callable(spec for _, spec in experiment.named_models())
 
 
 def failed_share(info: Mapping[str, Any]) -> float:

@@ -17,7 +17,6 @@ record under ``run.json``'s ``sequential`` key.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -28,6 +27,7 @@ import numpy as np
 import xarray as xr
 
 from multiverse._run.assemble import assemble_cube, provenance
+from multiverse._run.canaries import run_canaries
 from multiverse._run.execute import execute_units
 from multiverse._run.runner import (
     _require_credentials,
@@ -40,7 +40,9 @@ from multiverse._run.runner import (
 )
 from multiverse._run.stream import RunTally
 from multiverse.config.experiment import Experiment
+from multiverse.config.experiment_fields import CanaryOptions
 from multiverse.config.precision import Precision
+from multiverse.cube.canaries import NoJudgeSignal
 from multiverse.llm.redact import redact_tree
 from multiverse.plan import Plan, make_plan
 from multiverse.scoring import score_bounds
@@ -125,6 +127,7 @@ def run_until_precision(
     replay: bool = True,
     max_calls: int | None = None,
     max_cost_usd: float | None = None,
+    require_judge_signal: bool = False,
     on_look: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> xr.Dataset:
     """Run an experiment's items in batches until its ``precision:`` target is met or its budget is spent.
@@ -136,8 +139,10 @@ def run_until_precision(
     design
         A function ``(experiment, plan) -> design`` making the sequential design
         (e.g. :meth:`multiverse.analysis.sequential.SequentialDesign.for_experiment`).
-    out, cache, offline, replay, max_calls, max_cost_usd
-        As in :func:`multiverse.run`; the spend caps count every batch.
+    out, cache, offline, replay, max_calls, max_cost_usd, require_judge_signal
+        As in :func:`multiverse.run`; the spend caps count every batch, and
+        the canaries (when the experiment judges them) are judged once, before
+        the first batch.
     on_look
         Called with each look's record as it is made (progress lines).
 
@@ -152,6 +157,8 @@ def run_until_precision(
     ------
     multiverse.llm.RunStopped
         When a spend cap or an offline miss stopped a batch; rerun to resume.
+    multiverse.cube.canaries.NoJudgeSignal
+        With ``require_judge_signal``, if a judge has no signal on its canaries.
     """
     started = time.perf_counter()
     e = resolve_experiment(experiment)
@@ -160,20 +167,27 @@ def run_until_precision(
     if max_calls is not None or max_cost_usd is not None:
         e = replace(e, max_calls=e.max_calls if max_calls is None else max_calls,
                     max_cost_usd=e.max_cost_usd if max_cost_usd is None else max_cost_usd)
+    if require_judge_signal and e.canaries is None:
+        e = replace(e, canaries=CanaryOptions())
     if not offline:
         _require_credentials(e)
     plan = make_plan(e)
     roles = load_roles(e)
     cache_dir = resolve_cache(e, cache)
     if out is not None:
-        from multiverse.cube.io import check_output_dir
+        from multiverse.core.outputs import check_output_dir
 
         protected = {"the cache": cache_dir, "the experiment file": e.source or None, "the specs": e.specs_dir()}
         check_output_dir(out, kind="run", protected=protected)
+    canaries, canary_calls = run_canaries(e, roles, cache=cache_dir, offline=offline)
+    flagged = {label: result for label, result in canaries.items() if result["no_signal"]}
+    if require_judge_signal and flagged:
+        raise NoJudgeSignal(flagged)
     chosen = design(e, plan)
     options = dict(cache=cache_dir, offline=offline, replay=replay)
-    summaries: list[dict[str, Any]] = []
-    spent, spent_usd = 0, 0.0
+    summaries: list[dict[str, Any]] = [canary_calls] if canary_calls is not None else []
+    totals = merge_summaries(summaries)
+    spent, spent_usd = totals["calls"], totals["cost_usd"]
     while True:
         draws = chosen.next_batch()
         if not draws:
@@ -198,18 +212,19 @@ def run_until_precision(
             on_look(look)
     final = restrict_plan(plan, chosen.drawn_items(), systems=e.precision.contrast)
     extra = {"sequential": chosen.record()}
-    attrs = redact_tree(provenance(final, roles))
+    attrs = redact_tree({**provenance(final, roles), **({"canaries": canaries} if canaries else {})})
     if out is not None:
         return _run_streamed(final, roles, Path(out), attrs=attrs, started=started, options=options,
-                             window=64, earlier=summaries, extra=extra)
+                             window=64, canaries=canaries, judged=summaries, extra=extra)
     results, final_summaries = execute_units(final, roles, **options)
     tally = RunTally()
     for result in results:
         tally.add(result)
     records = [record for result in results for record in result.records]
     cube = assemble_cube(final, roles, records, attrs=attrs)
-    info = _run_summary(final, tally, merge_summaries([*summaries, *final_summaries]), time.perf_counter() - started)
-    cube.attrs["run"] = json.dumps(redact_tree({**info, **extra}), sort_keys=True)
+    info = _run_summary(final, tally, merge_summaries([*summaries, *final_summaries]), time.perf_counter() - started,
+                        canaries)
+    cube.attrs["run"] = redact_tree({**info, **extra})
     return cube
 
 

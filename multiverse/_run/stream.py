@@ -19,6 +19,7 @@ the chunked store (``xarray.open_zarr``).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import warnings
@@ -34,9 +35,11 @@ from xarray.coding.variables import SerializationWarning
 
 from multiverse._run.assemble import assemble_cube
 from multiverse._run.records import UnitResult
+from multiverse.cube.build import encode_attrs
+from multiverse.cube.io import ZARR_WRITE, consolidate, netcdf_encoding, stringified, zarr_encoding
 from multiverse.plan import UNIT_DIMS, Plan
 
-__all__ = ["STREAM_CONVERSATIONS", "CubeStore", "RunTally", "unparsed_lines", "write_netcdf"]
+__all__ = ["STREAM_CONVERSATIONS", "CubeStore", "RunTally", "unparsed_lines", "user_reply_counts", "write_netcdf"]
 
 STREAM_CONVERSATIONS = 2048
 """Conversations a streamed run keeps in flight (at least one whole unit): what bounds its memory."""
@@ -51,14 +54,35 @@ class RunTally:
     ended: Counter[str] = field(default_factory=Counter)
     unparseable: int = 0
     coverage: dict[tuple[str, str, str, str], list[float]] = field(default_factory=lambda: defaultdict(list))
+    user_replies: Counter[str] = field(default_factory=Counter)
 
     def add(self, result: UnitResult) -> None:
-        """Count one unit's conversations, unparseable replies and coverage share."""
+        """Count one unit's conversations, unparseable replies, coverage share and real user replies."""
         system, role, user_sim, condition, _replicate = result.unit
         self.unparseable += result.unparseable
         self.ended.update(record.transcript.get("ended", "completed") for record in result.records)
         if result.coverage is not None:
             self.coverage[(role, system, user_sim, condition)].append(result.coverage)
+        for record in result.records:
+            self.user_replies.update(user_reply_counts(record.transcript))
+
+
+def user_reply_counts(transcript: Mapping[str, Any]) -> Counter[str]:
+    """What a real user model's replies in one transcript needed: ``replies``, ``cut``, and stripped parts by kind.
+
+    Read from the user events' structured fields
+    (:func:`multiverse.rollout.user_reply.user_reply_meta`): only a real user
+    model's events carry them (``asked``).
+    """
+    counts: Counter[str] = Counter()
+    for event in transcript.get("events", ()):
+        meta = event.get("meta") or {}
+        if event.get("actor") != "user" or "asked" not in meta:
+            continue
+        counts["replies"] += 1
+        counts["cut"] += bool(meta.get("cut"))
+        counts.update(meta.get("removed") or {})
+    return counts
 
 
 def unparsed_lines(records: Sequence[Any]) -> Iterator[str]:
@@ -121,12 +145,14 @@ class CubeStore:
         sizes = {**{dim: len(values) for dim, values in labels.items()}, **{
             str(d): int(n) for d, n in default.sizes.items() if d not in UNIT_DIMS}}
         self._sizes = sizes
+        # every dim's size, for the run record (checked when the store is read)
+        self.sizes = {**sizes, **{str(d): int(n) for d, n in default.sizes.items() if d not in sizes}}
         shell = assemble_cube(plan, roles, [], attrs=self.attrs, where=None, items=0)
         data = {name: _lazy_full(var, sizes) for name, var in default.data_vars.items() if "item" in var.dims}
         template = shell.drop_vars([n for n in shell.data_vars if "item" in shell[n].dims])
         template = template.drop_vars("item").assign_coords(item=default["item"].values).assign(data)
-        template = _stringified(template)
-        template.to_zarr(self.path, mode="w", consolidated=False, encoding=_zarr_encoding(template))
+        template = stringified(template)
+        template.to_zarr(self.path, mode="w", encoding=zarr_encoding(template), **ZARR_WRITE)
         self._variables = set(template.data_vars)
 
     def write(self, result: UnitResult, *, reason_rows: list[dict[str, Any]] | None = None) -> None:
@@ -141,14 +167,14 @@ class CubeStore:
         region.update({dim: slice(None) for dim in ("item", "turn", "principle", "judge")})
         values = part[[name for name in part.data_vars if "item" in part[name].dims]]
         values = values.drop_vars(list(values.coords))
-        values.to_zarr(self.path, region={d: s for d, s in region.items() if d in values.dims}, consolidated=False)
+        values.to_zarr(self.path, region={d: s for d, s in region.items() if d in values.dims}, **ZARR_WRITE)
 
     def _add_variable(self, var: xr.DataArray) -> None:
         """Add a per-conversation variable a judge first reported now (``""`` where it did not rule)."""
         blank = xr.DataArray(np.full((1,) * var.ndim, "", dtype=object), dims=var.dims)
         dims, data = _lazy_full(blank, self._sizes)
         addition = xr.Dataset({var.name: (dims, data)})
-        addition.to_zarr(self.path, mode="a", consolidated=False, encoding=_zarr_encoding(addition))
+        addition.to_zarr(self.path, mode="a", encoding=zarr_encoding(addition), **ZARR_WRITE)
         self._variables.add(str(var.name))
 
     def finish(self, *, run_info: Mapping[str, Any]) -> None:
@@ -156,52 +182,41 @@ class CubeStore:
         import zarr
 
         counts = xr.Dataset({"missing_count": (("judge", "missing_reason"), self._missing)})
-        counts.to_zarr(self.path, region={"judge": slice(None), "missing_reason": slice(None)}, consolidated=False)
+        counts.to_zarr(self.path, region={"judge": slice(None), "missing_reason": slice(None)}, **ZARR_WRITE)
         group = zarr.open_group(str(self.path), mode="r+")
-        group.attrs.put({**self._attrs, "run": json.dumps(dict(run_info), sort_keys=True)})
-
-
-def _stringified(ds: xr.Dataset) -> xr.Dataset:
-    """Text variables and coordinates as numpy's variable-width strings (zarr's string type)."""
-    text = {name: ds[name].astype(_STRING) for name, var in ds.variables.items() if var.dtype.kind in "OU"}
-    return ds.assign_coords({n: v for n, v in text.items() if n in ds.coords}).assign(
-        {n: v for n, v in text.items() if n not in ds.coords})
-
-
-def _zarr_encoding(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
-    """No fill value on integers, booleans and text (every chunk is written)."""
-    return {str(name): {"fill_value": None} for name, var in ds.variables.items() if var.dtype.kind in "iubT"}
+        group.attrs.put(encode_attrs({**self._attrs, "run": dict(run_info)}))
+        consolidate(self.path)
 
 
 def write_netcdf(store: str | Path, path: str | Path) -> Path:
     """Copy a run's zarr store into a netCDF4 file, chunk by chunk, as :func:`multiverse.cube.io.save_cube` writes it.
 
     Text becomes netCDF variable-length strings; integers, booleans and text
-    get no fill value; the file is written beside ``path`` and renamed into place.
+    get no fill value, numbers a Fletcher-32 checksum per chunk
+    (:func:`multiverse.cube.io.netcdf_encoding`); the file is written beside
+    ``path`` and renamed into place.
     """
     path = Path(path)
     with xr.open_zarr(store, consolidated=False) as cube:
         text = [name for name, var in cube.variables.items() if var.dtype.kind == "T"]
         cube = cube.assign_coords({n: cube[n].astype(object) for n in text if n in cube.coords})
         cube = cube.assign({n: cube[n].astype(object) for n in text if n not in cube.coords})
+        cube.attrs = encode_attrs(cube.attrs)
         for name in cube.variables:
             cube[name].encoding = {}
-        encoding: dict[str, dict[str, Any]] = {}
+        encoding = netcdf_encoding(cube)
         for name, var in cube.variables.items():
-            entry: dict[str, Any] = {}
-            if var.dtype.kind in "iub" or var.dtype == object:
-                entry["_FillValue"] = None
-            if var.dtype == object:
-                entry["dtype"] = str
             if var.chunks and all(var.shape):
-                entry["chunksizes"] = tuple(c[0] for c in var.chunks)
-            encoding[str(name)] = entry
+                encoding[str(name)]["chunksizes"] = tuple(c[0] for c in var.chunks)
         tmp = path.with_name(f".{path.name}.tmp")
         with warnings.catch_warnings():
             # netCDF's variable-length strings need each text variable's values in memory while it is
             # written (text only: the int8 severities and truth go chunk by chunk)
             warnings.filterwarnings("ignore", message=".*dask array with dtype=object", category=SerializationWarning)
-            cube.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
+            try:
+                cube.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=encoding)
+            except RuntimeError as exc:  # HDF5 reports a full disk as "NetCDF: HDF error"
+                raise OSError(errno.EIO, f"cannot write the netCDF cube ({exc})", str(tmp)) from None
     os.replace(tmp, path)
     return path
 

@@ -25,6 +25,7 @@ gives the same cube; other annotators are kept.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,8 +38,9 @@ import pandas as pd
 import xarray as xr
 
 from multiverse.adapters.annotation_tasks import AXES
-from multiverse.adapters.long_table import _integer  # one reading of integer labels for both
+from multiverse.adapters._label_maps import integer as _integer  # one reading of integer labels for all
 from multiverse.core import schema as S
+from multiverse.core.files import InputFileError, loads_strict, read_regular
 from multiverse.cube.io import open_cube, save_cube
 
 __all__ = ["HUMAN_PREFIX", "SHEET_COLUMNS", "Label", "blank_sheet", "import_labels", "read_labels", "with_labels"]
@@ -103,36 +105,56 @@ def _label(record: Mapping[str, Any], where: str) -> Label:
                  value if valid else None, valid)
 
 
-def read_labels(paths: Iterable[str | os.PathLike[str]]) -> list[Label]:
-    """Every label of the JSONL (``.jsonl``) or CSV (``.csv``) files, located as ``file:line``."""
+def read_labels(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Label]:
+    """Every label of the JSONL (``.jsonl``) or CSV (``.csv``) files, located as ``file:line``.
+
+    ``paths`` is one path or several.  Files are UTF-8 (a BOM is allowed, as in
+    YAML and case files); a line that is not names its file and line.
+
+    Raises
+    ------
+    ValueError
+        Naming the file (and line) of the first problem.
+    """
     labels = []
-    for path in map(Path, paths):
+    for path in map(Path, _paths(paths)):
+        try:
+            raw = read_regular(path, what="label file")
+        except InputFileError as exc:
+            raise ValueError(str(exc)) from None
         if path.suffix.lower() == ".csv":
             try:
-                table = pd.read_csv(path, dtype=str, keep_default_na=False)
-            except (OSError, ValueError) as exc:
-                raise ValueError(f"{path}: cannot read the label sheet ({exc})") from None
+                table = pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False, encoding="utf-8-sig")
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise ValueError(f"{path}: cannot read the label sheet ({' '.join(str(exc).split())[:160]})") from None
             missing = [c for c in ("task", "annotator", "turn") if c not in table.columns]
             if missing:
                 raise ValueError(f"{path}: no column {missing[0]!r}; expected {', '.join(SHEET_COLUMNS)}")
             for line, record in enumerate(table.to_dict("records"), start=2):
                 labels.append(_label(record, f"{path}:{line}"))
             continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ValueError(f"{path}: cannot read ({exc.strerror})") from None
-        for line, row in enumerate(text.splitlines(), start=1):
+        for line, row in enumerate(raw.removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
             if not row.strip():
                 continue
             try:
-                record = json.loads(row)
+                record = loads_strict(row.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{path}:{line}: not UTF-8 text (byte {exc.start} of the line)") from None
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}:{line}: not JSON ({exc.msg})") from None
+            except (ValueError, RecursionError) as exc:
+                raise ValueError(f"{path}:{line}: not valid JSON ({exc})") from None
             if not isinstance(record, dict):
                 raise ValueError(f"{path}:{line}: expected a JSON object per line")
             labels.append(_label(record, f"{path}:{line}"))
     return labels
+
+
+def _paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str | os.PathLike[str]]:
+    """One path as a list of one (a string is a path, never a sequence of one-letter paths)."""
+    if isinstance(paths, (str, os.PathLike)):
+        return [paths]
+    return list(paths)
 
 
 def _conversations(cube: xr.Dataset) -> dict[str, list[tuple[int, ...]]]:
@@ -257,15 +279,16 @@ def with_labels(cube: xr.Dataset, labels: Sequence[Label], *, prefix: str = HUMA
 
 
 def import_labels(
-    labels: Iterable[str | os.PathLike[str]],
+    labels: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
     cube: str | os.PathLike[str],
     out: str | os.PathLike[str],
 ) -> xr.Dataset:
     """Read label files into the cube at ``cube`` and write the result to ``out`` (``.nc`` / ``.zarr``).
 
-    Refuses to overwrite an existing ``out`` that is not a cube.  Returns the
-    new cube.  See :func:`with_labels` for the rules and errors.
+    ``labels`` is one label file or several; files without a single label are
+    refused.  Refuses to overwrite an existing ``out`` that is not a cube.
+    Returns the new cube.  See :func:`with_labels` for the rules and errors.
     """
     target = Path(out)
     if target.exists():
@@ -273,6 +296,10 @@ def import_labels(
             open_cube(target, lazy=False)
         except (OSError, ValueError, FileNotFoundError):
             raise ValueError(f"{target}: exists and is not a cube; refusing to overwrite it") from None
-    result = with_labels(open_cube(cube, lazy=False), read_labels(labels))
+    paths = _paths(labels)
+    read = read_labels(paths)
+    if not read:
+        raise ValueError(f"{', '.join(map(str, paths))}: no labels in the label file(s); nothing to import")
+    result = with_labels(open_cube(cube, lazy=False), read)
     save_cube(result, target)
     return result

@@ -206,7 +206,7 @@ def annotation_tasks(
     chosen = [m[rng.permutation(len(m))[:c]] for m, c in zip(members, counts, strict=True)]
     cache: dict[str, list[dict]] = {}
     tasks = []
-    with TranscriptStore(store_path) as store:
+    with TranscriptStore.open_existing(store_path) as store:
         for s, picks in enumerate(chosen):
             for index in picks:
                 transcript = store.get(ids[index])

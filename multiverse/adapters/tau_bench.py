@@ -218,6 +218,7 @@ def _build_cube(
         else:
             unique[key] = record
     keys, records = list(unique), list(unique.values())
+    warnings.extend(composite_reward_warnings(records))
     transcripts = [
         Transcript(
             role=key.role,
@@ -301,6 +302,22 @@ def _build_cube(
         if target is not store:
             target.close()
     return cube
+
+
+def composite_reward_warnings(records: Sequence[TauRecord]) -> list[str]:
+    """A warning when no reward reaches the success threshold though some lie strictly between 0 and 1.
+
+    tau-bench counts a task as solved only at reward 1; domains that grade with
+    composite rewards (retail's weighted checks give e.g. 0.74 or 0.99) then
+    read as failed everywhere, which is worth saying rather than reporting 0 passes silently.
+    """
+    rewards = [r.reward for r in records if r.reward is not None]
+    partial = [r for r in rewards if 0 < r < SUCCESS_THRESHOLD]
+    if not rewards or partial == [] or any(r >= SUCCESS_THRESHOLD for r in rewards):
+        return []
+    return [f"no reward reaches the success threshold ({SUCCESS_THRESHOLD:g}) though {len(partial)} of {len(rewards)} "
+            f"lie strictly between 0 and 1 ({min(partial):.2f}-{max(partial):.2f}): composite rewards? every "
+            "conversation scores as failed under the reward judge; the raw rewards are in 'recorded_reward'"]
 
 
 def _on_principle(codes: np.ndarray, principle: str) -> tuple[np.ndarray, list[str | None]]:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from multiverse.core.lazy import lazy_exports
 
+N_BOOT = 500
+"""Resampling draws of the overview ``multiverse report`` and ``multiverse view`` show (their default)."""
+
 _EXPORTS: dict[str, str] = {
     "agreement": "multiverse.analysis.raters",
     "agreement_ci": "multiverse.analysis.raters",
@@ -32,9 +35,17 @@ _EXPORTS: dict[str, str] = {
     "corrected_rate": "multiverse.analysis.ppi",
     "corrected_difference": "multiverse.analysis.ppi",
     "human_labels_needed": "multiverse.analysis.ppi",
+    "win_rate": "multiverse.analysis.pairwise",
+    "consensus": "multiverse.analysis.consensus",
+    "mean_rating": "multiverse.analysis.likert",
+    "probe_effects": "multiverse.analysis.probes",
+    "combine_orders": "multiverse.analysis.probes",
+    "canary_table": "multiverse.analysis.canaries",
+    "canary_corrected_rate": "multiverse.analysis.canaries",
+    "canary_anchors": "multiverse.analysis.canaries",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "N_BOOT"])
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -25,7 +25,7 @@ import xarray as xr
 
 from multiverse import __version__
 from multiverse.analysis._bootstrap import bound_coords, percentile_interval
-from multiverse.analysis.raters import default_scale, metric_from_tables, pair_table_draws, ratings
+from multiverse.analysis.raters import default_level, labels_of, metric_from_tables, pair_table_draws
 
 __all__ = ["HUMANS", "calibration_table", "false_positive_diagnosis"]
 
@@ -42,9 +42,9 @@ def _mean_over_pairs(matrix: np.ndarray, pairs: list[tuple[int, int]]) -> np.nda
         return np.nanmean(stacked, axis=-1)
 
 
-def _rows(tables: np.ndarray, metric: str, judges: list[int], humans: list[int], scale: str) -> np.ndarray:
+def _rows(tables: np.ndarray, metric: str, judges: list[int], humans: list[int], level: str = "nominal") -> np.ndarray:
     """``(..., group, rater)``: each judge's mean agreement with the humans, then the humans' own."""
-    matrix = metric_from_tables(tables, metric=metric, scale=scale)
+    matrix = metric_from_tables(tables, metric=metric, scale=level)
     rows = [_mean_over_pairs(matrix, [(j, h) for h in humans]) for j in judges]
     rows.append(_mean_over_pairs(matrix, list(combinations(humans, 2))))
     return np.stack(rows, axis=-1)
@@ -92,10 +92,13 @@ def calibration_table(
     xarray.Dataset
         ``estimate`` and ``ci`` (``ci_bound``) over (``rater``, ``scale``,
         ``metric``, ``group``); ``rater`` is each judge and ``humans``;
-        ``scale`` is ``three_level`` and the standard (for a cube of nominal
-        labels, ``attrs["label_kind"] == "nominal"``, the one scale
+        ``scale`` is ``three_level`` and the standard (for labels on another
+        scale than ``severity``, e.g. ``pairwise`` A/B/tie, or codes of one's
+        own marked ``attrs["label_kind"] == "nominal"``, the one scale
         ``categories``, and no false-positive diagnosis); ``metric`` is
-        ``percent`` (a share) and ``cohen_kappa``.  ``n_units`` (rater, scale,
+        ``percent`` (a share) and ``cohen_kappa`` (quadratic-weighted on an
+        ordinal scale, the three-level severity among them, as
+        :func:`multiverse.analysis.agreement`).  ``n_units`` (rater, scale,
         group) counts the units compared, summed over the pairs averaged;
         ``n_conversations`` (group) the conversations with a human label.  Plus
         :func:`false_positive_diagnosis` under ``fp_*`` names (dim ``judge``).
@@ -121,16 +124,17 @@ def calibration_table(
         raise ValueError(f"calibration_table: by={by!r} must be a dim of the cube other than 'judge'")
     sub = cube.sel(judge=judges + humans)
     j_index, h_index = list(range(len(judges))), list(range(len(judges), len(judges) + len(humans)))
-    nominal = cube.attrs.get("label_kind") == "nominal"
+    labels = labels_of(sub)
+    nominal = cube.attrs.get("label_kind") == "nominal" or labels.scale != "severity"
     scales = {"categories": None} if nominal else {"three_level": None, standard: standard}
     estimates, intervals, counts = [], [], []
     for scale in scales.values():
+        level = default_level(sub, labels, scale)
         _, pooled, draws = pair_table_draws(sub, standard=scale, by=by, n_boot=n_boot, seed=seed)
         pooled = np.concatenate([pooled, pooled.sum(axis=0, keepdims=True)])
         draws = np.concatenate([draws, draws.sum(axis=1, keepdims=True)], axis=1)
-        kind = default_scale(cube, scale)  # the three-level severity is ordinal (weighted kappa)
-        estimates.append([_rows(pooled, m, j_index, h_index, kind) for m in METRICS])
-        intervals.append([percentile_interval(_rows(draws, m, j_index, h_index, kind), ci=ci) for m in METRICS])
+        estimates.append([_rows(pooled, m, j_index, h_index, level) for m in METRICS])
+        intervals.append([percentile_interval(_rows(draws, m, j_index, h_index, level), ci=ci) for m in METRICS])
         counts.append(_counts(pooled, j_index, h_index))
     groups = [str(v) for v in cube[by].values] + ["overall"]
     coords = {"rater": judges + [HUMANS], "scale": list(scales), "metric": list(METRICS), "group": groups}
@@ -157,7 +161,7 @@ def calibration_table(
 
 
 def _human_conversations(cube: xr.Dataset, humans: list[str], by: str) -> np.ndarray:
-    labelled = (cube["severity"].sel(judge=humans) >= 0).any(["turn", "principle", "judge"])
+    labelled = (labels_of(cube.sel(judge=humans)).values >= 0).any(["turn", "principle", "judge"])
     per_group = labelled.sum([d for d in labelled.dims if d != by]).transpose(by).values
     return np.append(per_group, per_group.sum()).astype(np.int64)
 
@@ -177,7 +181,7 @@ def false_positive_diagnosis(cube: xr.Dataset, *, humans: Sequence[str], judges:
         Over ``judge``: ``false_positives``, ``after_earlier_breach`` and
         ``share_after`` (their ratio; NaN without false positives).
     """
-    values = ratings(cube.sel(judge=list(humans) + list(judges)), standard="clear_breach")
+    values = labels_of(cube.sel(judge=list(humans) + list(judges)), standard="clear_breach").values
     human = values.sel(judge=list(humans))
     votes = (human == 1).sum("judge")
     rated = (human >= 0).sum("judge")

@@ -16,6 +16,14 @@ interval.  Differences compare systems on common support
 (:mod:`multiverse.analysis._paired`).  The minimum detectable difference is a
 power quantity for planning; whether a difference is beyond the noise is a
 test (``exceeds_noise``), with the multiplicity of specifications controlled.
+
+One definition of the noise floor serves the text, the figures and ``report``:
+a difference's noise floor is the smallest absolute difference the test calls
+real (the half-width towards zero of the MOVER interval at the level the
+adjusted test uses for that difference), so a difference is beyond the noise
+(``exceeds_noise``) exactly when ``|difference| > noise_floor``.  The minimum
+detectable difference (``mdd``) is a power quantity for planning how many items
+a study needs; it is never a threshold for calling a difference real.
 """
 
 from __future__ import annotations
@@ -306,7 +314,11 @@ def paired_differences(
         cells where both have a value), ``se`` (paired, clustered), ``z``
         (``difference / se``), ``ci`` (dim ``ci_bound``), ``p_value``
         (two-sided, the MOVER interval inverted), ``p_adjusted`` (after
-        ``adjust``), ``exceeds_noise`` (``p_adjusted < alpha``),
+        ``adjust``), ``exceeds_noise`` (the test: ``p_adjusted < alpha``),
+        ``noise_floor`` (the smallest absolute difference the test calls
+        real: the half-width towards zero of the MOVER interval at level
+        ``1 - alpha * p_value / p_adjusted``, so ``exceeds_noise`` exactly when
+        ``|difference| > noise_floor``),
         ``prob_less`` (the confidence that rate(system) < rate(system_b): the
         interval's one-sided level at 0, calibrated in that it is uniform when
         the two are equal), ``mdd`` (minimum detectable difference at
@@ -357,6 +369,11 @@ def paired_differences(
     else:
         bounds = _bootstrap_interval(totals, cluster, n_boot=n_boot, ci=ci, seed=seed)
     p_adjusted = _adjusted(p_value, method=adjust)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        local = np.where(p_adjusted.values > 0, alpha * p_value.values / p_adjusted.values, alpha)
+    lower, upper = interval(1 - np.where(np.isfinite(local), local, alpha))
+    floor = xr.DataArray(np.where(difference.values >= 0, difference.values - lower, upper - difference.values),
+                         dims=rate_a.dims, coords=rate_a.coords).where(np.isfinite(p_value))
     out = xr.Dataset(
         {
             "difference": difference,
@@ -366,6 +383,7 @@ def paired_differences(
             "p_value": p_value,
             "p_adjusted": p_adjusted,
             "exceeds_noise": p_adjusted < alpha,
+            "noise_floor": floor,
             "prob_less": prob_less,
             "mdd": xr.apply_ufunc(lambda s, g: minimum_detectable(s, alpha=alpha, power=power, n_clusters=g), se,
                                   clusters),

@@ -33,6 +33,12 @@ anywhere in the verdicts' range (its estimate is the overall labelled mean).
 ``benchmarks/coverage_ppi.py`` records both variants' coverage.  Written here
 so the analysis layer needs no extra runtime dependency.  A paired difference
 between two systems is the same estimator on per-item differences.
+
+Judge error rates measured on canaries (planted replies of known verdict) do
+not enter here: the rectifier needs labels of conversations drawn like the
+judged ones, and canaries are not.  A rate corrected by canary error rates is
+:func:`multiverse.analysis.canary_corrected_rate` (Rogan-Gladen, raw and
+corrected, with its assumptions in its attrs).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from scipy import stats
 
 from multiverse import __version__
 from multiverse.analysis._intervals import wilson_interval
+from multiverse.analysis._categories import category_verdicts, resolve_standard
 from multiverse.core import schema as S
 from multiverse.scoring import score
 
@@ -196,20 +203,30 @@ def labels_needed(
     return low
 
 
-def _verdicts(cube: xr.Dataset, judge: str, human: str | Sequence[str], standard: str, rule: str) -> tuple[xr.DataArray, xr.DataArray]:
+def _verdicts(cube: xr.Dataset, judge: str, human: str | Sequence[str], standard: str | None, rule: str,
+              category: str | None = None) -> tuple[xr.DataArray, xr.DataArray]:
     """Conversation-level verdicts of the judge and of the humans (their majority; a tie is missing)."""
     humans = [human] if isinstance(human, str) else list(human)
     known = cube["judge"].values.tolist()
     unknown = [j for j in [judge] + humans if j not in known]
     if unknown:
         raise ValueError(f"corrected rate: {unknown} are not judges of the cube")
-    scores = score(cube.sel(judge=[judge] + humans), standards=standard, rules=rule).squeeze(["standard", "rule"], drop=True)
+    standard = resolve_standard(cube, [judge] + humans, standard, category)
+    if standard is None:
+        scores = category_verdicts(cube, [judge] + humans, category)
+    else:
+        scores = score(cube.sel(judge=[judge] + humans), standards=standard, rules=rule).squeeze(["standard", "rule"], drop=True)
     scores = scores.reset_coords(drop=True)
     votes = scores.sel(judge=humans)
     n = votes.notnull().sum("judge")
     share = votes.sum("judge") / n
     majority = xr.where(n > 0, xr.where(share > 0.5, 1.0, xr.where(share < 0.5, 0.0, np.nan)), np.nan)
     return scores.sel(judge=judge, drop=True), majority
+
+
+def _without_judge(f: xr.DataArray, y: xr.DataArray) -> int:
+    """Human-labelled conversations left out because the judge's verdict is missing (reported, not hidden)."""
+    return int((f.isnull() & y.notnull()).sum())
 
 
 def _split(f: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -237,8 +254,9 @@ def _result(parts: dict[str, float], *, n: int, big_n: int, missing: int, what: 
 
 
 def corrected_rate(
-    cube: xr.Dataset, *, judge: str, human: str | Sequence[str], standard: str = "clear_breach",
+    cube: xr.Dataset, *, judge: str, human: str | Sequence[str], standard: str | None = None,
     rule: str = "any_turn", ci: float = 0.95, lam: float | None = None, small_sample: bool = True,
+    category: str | None = None,
 ) -> xr.Dataset:
     """The human-verdict violation rate from every judged conversation plus the human-labelled ones.
 
@@ -251,19 +269,27 @@ def corrected_rate(
     human
         A human judge, or several (their majority verdict; a tie is missing).
     standard, rule
-        How turn severities become the conversation's verdict.
+        How turn severities become the conversation's verdict (``standard=None``:
+        ``clear_breach``).
     ci, lam, small_sample
         Interval level; PPI++'s power tuning (``None``: optimal; with
         ``small_sample=False``); the small-sample variant of :func:`ppi_mean`.
+    category
+        Instead of a standard: the rate of conversations labelled with this
+        category of the judges' scale, named (``"B"`` for "B wins" on the
+        pairwise scale, whatever raw labels or codes the data used; ``"fail"``;
+        a likert rating ``"10"``).  Required for pairwise and likert labels.
 
     Returns
     -------
     xarray.Dataset
         0-d ``estimate``, ``se``, ``lam``, ``human_estimate``; ``ci`` and
         ``human_ci`` (the human-only interval on the same labels) over
-        ``ci_bound``, clipped to [0, 1]; attrs ``n_labelled``, ``n_judge_only`` and ``n_missing``
-        (conversations without a valid judge verdict).  Pools every
-        conversation of the cube: select one system (or one cell) first.
+        ``ci_bound``, clipped to [0, 1]; attrs ``n_labelled``, ``n_judge_only``, ``n_missing``
+        (conversations without a valid judge verdict) and
+        ``n_labelled_without_judge`` (of those, the ones with a human verdict,
+        left out of the estimate).  Pools every conversation of the cube:
+        select one system (or one cell) first.
 
     Notes
     -----
@@ -274,45 +300,51 @@ def corrected_rate(
     conversations and biases the estimate.  The target is the rate the human
     judge(s) would report on every conversation, their own errors included.
     """
-    f, y = _verdicts(cube, judge, human, standard, rule)
+    f, y = _verdicts(cube, judge, human, standard, rule, category)
     y_l, f_l, f_u, missing = _split(f.values.ravel(), y.values.ravel())
     parts = ppi_mean(y_l, f_l, f_u, ci=ci, lam=lam, small_sample=small_sample)
-    return _result(parts, n=len(y_l), big_n=len(f_u), missing=missing, what="corrected_rate", ci=ci, limits=(0.0, 1.0),
-                   method=RECALIBRATED if small_sample else PPI_PLUS_PLUS)
+    out = _result(parts, n=len(y_l), big_n=len(f_u), missing=missing, what="corrected_rate", ci=ci, limits=(0.0, 1.0),
+                  method=RECALIBRATED if small_sample else PPI_PLUS_PLUS)
+    out.attrs.update(n_labelled_without_judge=_without_judge(f, y), verdict=f"category {category}" if category
+                     else f"{standard or 'clear_breach'} / {rule}")
+    return out
 
 
 def corrected_difference(
     cube: xr.Dataset, *, judge: str, human: str | Sequence[str], a: str, b: str, dim: str = "system",
-    standard: str = "clear_breach", rule: str = "any_turn", ci: float = 0.95, lam: float | None = None,
-    small_sample: bool = True,
+    standard: str | None = None, rule: str = "any_turn", ci: float = 0.95, lam: float | None = None,
+    small_sample: bool = True, category: str | None = None,
 ) -> xr.Dataset:
     """The paired difference of human-verdict rates, ``a`` minus ``b`` along ``dim``, by PPI++.
 
     Conversations are paired on every other conversation dim (the same item,
     replicate, role ...); a pair is labelled when the humans judged both sides
     and judge-only when they judged neither; pairs with one side labelled are
-    judge-only.  Returns what :func:`corrected_rate` returns (intervals clipped to [-1, 1]).
+    judge-only.  ``standard``, ``rule`` and ``category`` as in :func:`corrected_rate`.
+    Returns what :func:`corrected_rate` returns (intervals clipped to [-1, 1]).
     """
-    f, y = _verdicts(cube, judge, human, standard, rule)
+    f, y = _verdicts(cube, judge, human, standard, rule, category)
     if dim not in S.CONVERSATION_DIMS:
         raise ValueError(f"corrected_difference: dim {dim!r} is not a conversation dim")
     df = (f.sel({dim: a}) - f.sel({dim: b})).values.ravel()
     dy = (y.sel({dim: a}) - y.sel({dim: b})).values.ravel()
     y_l, f_l, f_u, missing = _split(df, dy)
     parts = ppi_mean(y_l, f_l, f_u, ci=ci, lam=lam, small_sample=small_sample)
-    return _result(parts, n=len(y_l), big_n=len(f_u), missing=missing, what="corrected_difference", ci=ci,
-                   limits=(-1.0, 1.0), method=RECALIBRATED if small_sample else PPI_PLUS_PLUS)
+    out = _result(parts, n=len(y_l), big_n=len(f_u), missing=missing, what="corrected_difference", ci=ci,
+                  limits=(-1.0, 1.0), method=RECALIBRATED if small_sample else PPI_PLUS_PLUS)
+    out.attrs.update(n_labelled_without_judge=int((np.isnan(df) & ~np.isnan(dy)).sum()))
+    return out
 
 
 def human_labels_needed(
-    cube: xr.Dataset, *, judge: str, human: str | Sequence[str], width: float, standard: str = "clear_breach",
-    rule: str = "any_turn", ci: float = 0.95,
+    cube: xr.Dataset, *, judge: str, human: str | Sequence[str], width: float, standard: str | None = None,
+    rule: str = "any_turn", ci: float = 0.95, category: str | None = None,
 ) -> int:
     """Human labels a PPI++ rate interval of ``width`` needs, with the cube's labelled conversations as the pilot.
 
     Returns ``-1`` when labelling every judged conversation would not reach ``width``.
     """
-    f, y = _verdicts(cube, judge, human, standard, rule)
+    f, y = _verdicts(cube, judge, human, standard, rule, category)
     y_l, f_l, f_u, _ = _split(f.values.ravel(), y.values.ravel())
     if len(y_l) < 2:
         raise ValueError("human_labels_needed: the pilot needs at least 2 labelled conversations")

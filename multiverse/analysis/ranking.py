@@ -20,6 +20,7 @@ from multiverse import __version__
 from multiverse.analysis._paired import pair_totals
 from multiverse.analysis._scores import unit_scores
 from multiverse.analysis.curve import clustered_influence
+from multiverse.analysis.likert import is_rated, mean_rating
 from multiverse.analysis.noise import paired_differences
 
 __all__ = [
@@ -42,13 +43,16 @@ def _bare(array: xr.DataArray) -> xr.DataArray:
 
 
 def _rates(data: xr.Dataset | xr.DataArray) -> xr.DataArray:
-    """System rates per specification on common support (rate rules only); rates pass through unchanged.
+    """System rates per specification on common support (rate rules only; a likert cube's mean ratings).
 
-    A conversation cell (role, user simulator, condition, replicate, item)
-    counts for a specification when every system has a value there; the
+    Rates pass through unchanged.  A conversation cell (role, user simulator,
+    condition, replicate, item) counts for a specification when every system
+    has a value there; the
     coordinates ``n_common`` and ``n_dropped`` count the cells used and those
     dropped for missing support.
     """
+    if is_rated(data):
+        return mean_rating(data).reset_coords(drop=True)
     scores = _bare(unit_scores(data))
     if "system" not in scores.dims:
         raise ValueError(f"rankings: no 'system' dim to rank (dims: {scores.dims})")
@@ -87,10 +91,28 @@ def tau(x: np.ndarray, y: np.ndarray) -> float:
     return float(stats.kendalltau(x[keep], y[keep]).statistic)
 
 
+def _taus_and_flips(sx: np.ndarray, sy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Kendall's tau-b and the flip share per row, from the signs of every system pair's difference.
+
+    ``sx`` and ``sy`` are (combination, pair) signs, NaN where either system's
+    rate is missing; a pair counts when both rankings have both systems, as in
+    :func:`tau` and :func:`order_flips`, which this computes for all
+    combinations at once (scipy's ``kendalltau`` one combination at a time
+    dominated the report's analyses).
+    """
+    valid = ~(np.isnan(sx) | np.isnan(sy))
+    x, y = np.where(valid, sx, 0.0), np.where(valid, sy, 0.0)
+    pairs = valid.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = (x * y).sum(axis=-1) / np.sqrt((x != 0).sum(axis=-1) * (y != 0).sum(axis=-1))
+        f = (x * y < 0).sum(axis=-1) / pairs
+    return np.where(pairs > 0, t, np.nan), np.where(pairs > 0, f, np.nan)
+
+
 # --- public functions ---------------------------------------------------------------------------------
 
 
-def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False) -> xr.DataArray:
+def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool | None = None) -> xr.DataArray:
     """The rank of every system under every specification.
 
     Parameters
@@ -99,7 +121,9 @@ def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False)
         A cube, its scores, or a DataArray of rates with a ``system`` dim
         (e.g. from :func:`leaderboard_table`).
     higher_is_better
-        False for violation rates (lowest first), True for leaderboard scores.
+        False for violation rates (lowest first), True for leaderboard scores
+        and ratings.  Default: True for a cube of likert ratings (ranked by
+        :func:`multiverse.analysis.likert.mean_rating`), else False.
 
     Returns
     -------
@@ -113,6 +137,8 @@ def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False)
     --------
     rank_agreement, win_shares
     """
+    if higher_is_better is None:
+        higher_is_better = is_rated(data)
     rates = _rates(data)
     ranks = xr.apply_ufunc(
         rank_kernel, rates, input_core_dims=[["system"]], output_core_dims=[["system"]],
@@ -127,7 +153,7 @@ def rankings(data: xr.Dataset | xr.DataArray, *, higher_is_better: bool = False)
 
 
 def rank_agreement(
-    data: xr.Dataset | xr.DataArray, *, dim: str = "judge", higher_is_better: bool = False
+    data: xr.Dataset | xr.DataArray, *, dim: str = "judge", higher_is_better: bool | None = None
 ) -> xr.Dataset:
     """How much the ranking of systems depends on the value of ``dim``.
 
@@ -142,7 +168,7 @@ def rank_agreement(
     dim
         The dim whose values are compared.
     higher_is_better
-        Orientation of the rates.
+        Orientation of the rates (default as in :func:`rankings`).
 
     Returns
     -------
@@ -155,6 +181,8 @@ def rank_agreement(
     --------
     rankings, leaderboard_table
     """
+    if higher_is_better is None:
+        higher_is_better = is_rated(data)
     rates = _rates(data)
     if dim not in rates.dims:
         raise ValueError(f"rank_agreement: dim {dim!r} not in the rates' dims {rates.dims}")
@@ -166,14 +194,15 @@ def rank_agreement(
     taus = np.full((n, n), np.nan)
     flips = np.full((n, n), np.nan)
     counts = np.zeros((n, n), dtype=np.int64)
+    i, j = np.triu_indices(values.shape[2], k=1)
+    signs = np.sign(values[..., i] - values[..., j])  # (dim value, combo, system pair); NaN where a rate is missing
     for a in range(n):
         for b in range(n):
-            t = [tau(values[a, c], values[b, c]) for c in range(values.shape[1])]
-            f = [order_flips(values[a, c], values[b, c])[0] for c in range(values.shape[1])]
+            t, f = _taus_and_flips(signs[a], signs[b])
             usable = np.isfinite(t)
             counts[a, b] = int(usable.sum())
             if usable.any():
-                taus[a, b] = float(np.mean(np.asarray(t)[usable]))
+                taus[a, b] = float(np.mean(t[usable]))
             if np.isfinite(f).any():
                 flips[a, b] = float(np.nanmean(f))
     labels = rates[dim].values

@@ -11,16 +11,16 @@ moves together), building per-item tables a block at a time
 (:mod:`multiverse.analysis._agreement_stats`).
 
 Severity (0/1/2) is ordinal, so by default it is compared as such: Krippendorff's
-alpha with the ordinal metric, Cohen's kappa with linear weights (Cohen 1968);
-binary standards and nominal label sets (a cube whose ``attrs["label_kind"]``
-is ``"nominal"``, or whose ``attrs["scale"]`` is ``"pairwise"`` or
-``"binary"``) are compared as nominal.  Percent agreement, Scott's pi and
+alpha with the ordinal metric, Cohen's kappa with quadratic weights (Cohen 1968);
+so are likert ratings.  Binary standards and nominal label sets (``binary`` and
+``pairwise`` scales, or a cube whose ``attrs["label_kind"]`` is ``"nominal"``)
+are compared as nominal.  Percent agreement, Scott's pi and
 Fleiss' kappa are nominal whatever the scale.
 
-Written here rather than called from ``krippendorff`` / ``statsmodels`` because
-those take one pair (or one rater set) at a time with no weights: this computes
-every pair, every group and every bootstrap draw from additive tables.  The
-tests pin every metric to those packages to 1e-9.
+The metrics are computed from additive tables by the kernels of
+:mod:`multiverse.analysis._agreement_metrics` (every pair, group and bootstrap
+draw at once, which ``krippendorff`` / ``statsmodels`` do not offer); the tests
+pin every metric to those packages to 1e-9.
 """
 
 from __future__ import annotations
@@ -31,117 +31,23 @@ import numpy as np
 import xarray as xr
 
 from multiverse import __version__
+from multiverse.analysis._agreement_metrics import (
+    METRICS,
+    MULTI_RATER_METRICS,
+    SCALES,
+    metric_from_tables,
+    multi_rater_metric,
+    pair_tables,
+)
 from multiverse.analysis._agreement_stats import UNITS_PER_CHUNK, accumulate, bootstrap_sums, cluster_blocks
 from multiverse.analysis._bootstrap import bca_interval, cluster_weights, expanded_level, with_interval
 from multiverse.core import schema as S
 from multiverse.cube.build import with_truth_judge
+from multiverse.cube.scales import LabelCodes, common_scale, label_codes
 from multiverse.scoring import check_severity, list_standards, standard_codes
 
-__all__ = ["METRICS", "MULTI_RATER_METRICS", "agreement", "agreement_ci", "default_scale", "metric_from_tables",
-           "multi_rater_metric", "pair_table_draws", "pair_tables", "ratings"]
-
-METRICS = ("percent", "cohen_kappa", "scott_pi", "krippendorff_alpha", "fleiss_kappa")
-MULTI_RATER_METRICS = ("fleiss_kappa", "krippendorff_alpha")
-SCALES = ("nominal", "ordinal")
-NOMINAL_LABELS = ("pairwise", "binary")
-"""Values of a cube's ``attrs["scale"]`` (from :func:`multiverse.adapters.long_table`) that are nominal."""
-
-
-# --- numpy kernels: metrics from contingency tables --------------------------------------------
-
-
-def metric_from_tables(tables: np.ndarray, *, metric: str, scale: str = "nominal") -> np.ndarray:
-    """Agreement of two raters from contingency tables ``(..., k, k)``.
-
-    ``tables[..., i, j]`` counts units rater A put in category i and rater B in j.
-    ``scale="ordinal"`` weighs disagreements by distance: Krippendorff's
-    ordinal metric for ``krippendorff_alpha`` (Krippendorff 2011), linear
-    agreement weights ``1 - |i - j| / (k - 1)`` for ``cohen_kappa`` (Cohen
-    1968's weighted kappa); ``percent``, ``scott_pi`` and ``fleiss_kappa``
-    stay nominal.  Fleiss' kappa of two raters is Scott's pi.
-    NaN where undefined (no units, or no variation for chance-corrected
-    metrics).
-    """
-    tables = np.asarray(tables, dtype=float)
-    k = tables.shape[-1]
-    n = tables.sum(axis=(-2, -1))
-    if scale == "ordinal" and metric == "cohen_kappa" and k > 1:
-        weights = 1 - np.abs(np.subtract.outer(np.arange(k), np.arange(k))) / (k - 1)
-    else:
-        weights = np.eye(k)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if metric == "percent":
-            return np.trace(tables, axis1=-2, axis2=-1) / n
-        rows, cols = tables.sum(axis=-1), tables.sum(axis=-2)
-        observed = (tables * weights).sum(axis=(-2, -1)) / n
-        if metric == "cohen_kappa":
-            expected = np.einsum("...i,ij,...j->...", rows, weights, cols) / n**2
-            return (observed - expected) / (1 - expected)
-        if metric in ("scott_pi", "fleiss_kappa"):
-            pooled = (rows + cols) / (2 * n[..., None])
-            expected = (pooled**2).sum(axis=-1)
-            return (observed - expected) / (1 - expected)
-        if metric == "krippendorff_alpha":
-            return alpha_from_coincidence(tables + np.swapaxes(tables, -2, -1), scale)
-    raise ValueError(f"metric {metric!r}: expected one of {METRICS}")
-
-
-def alpha_from_coincidence(coincidence: np.ndarray, scale: str) -> np.ndarray:
-    """Krippendorff's alpha from coincidence matrices ``(..., k, k)`` (Krippendorff 2011)."""
-    coincidence = np.asarray(coincidence, dtype=float)
-    n_c = coincidence.sum(axis=-1)
-    n = n_c.sum(axis=-1)
-    k = coincidence.shape[-1]
-    if scale == "nominal":
-        delta2 = np.broadcast_to(1.0 - np.eye(k), coincidence.shape)
-    elif scale == "ordinal":
-        cum = np.cumsum(n_c, axis=-1)
-        delta = cum[..., None, :] - cum[..., :, None] + (n_c[..., :, None] - n_c[..., None, :]) / 2
-        delta2 = delta**2
-    else:
-        raise ValueError(f"scale {scale!r}: expected one of {SCALES}")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        observed = (coincidence * delta2).sum(axis=(-2, -1))
-        expected = (n_c[..., :, None] * n_c[..., None, :] * delta2).sum(axis=(-2, -1)) / (n - 1)
-        return 1 - observed / expected
-
-
-def fleiss_from_totals(totals: np.ndarray, *, n_raters: int) -> np.ndarray:
-    """Fleiss' kappa (Fleiss 1971) from ``(..., 2 + k)`` sums over units every rater rated.
-
-    ``totals[..., 0]`` counts the units, ``[..., 1]`` sums each unit's squared
-    category counts, ``[..., 2:]`` the category totals.
-    """
-    totals = np.asarray(totals, dtype=float)
-    units, squares, categories = totals[..., 0], totals[..., 1], totals[..., 2:]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        observed = (squares - units * n_raters) / (units * n_raters * (n_raters - 1))
-        shares = categories / (units * n_raters)[..., None]
-        expected = (shares**2).sum(axis=-1)
-        return (observed - expected) / (1 - expected)
-
-
-def multi_rater_metric(stats: np.ndarray, *, metric: str, scale: str, n_raters: int) -> np.ndarray:
-    """A multi-rater metric from its statistic (coincidence matrices or Fleiss totals)."""
-    if metric == "krippendorff_alpha":
-        return alpha_from_coincidence(stats, scale)
-    return fleiss_from_totals(stats, n_raters=n_raters)
-
-
-def pair_tables(
-    ratings: np.ndarray, cluster: np.ndarray, group: np.ndarray, *, n_clusters: int, n_groups: int, k: int
-) -> np.ndarray:
-    """Per-cluster contingency tables of every rater pair, ``(cluster, rater, rater_b, group, k, k)``.
-
-    For inspection and tests on small data; the analyses never build this array
-    for all clusters at once.  ``ratings`` is int ``(unit, rater)`` (categories
-    ``0..k-1``, negative = not rated); ``cluster`` and ``group`` int ``(unit,)``.
-    """
-    cell = cluster.astype(np.int64) * n_groups + group
-    tables = accumulate("pairs", ratings, cell, n_groups=n_clusters * n_groups, k=k)
-    shape = (n_clusters, n_groups) + tables.shape[1:]
-    return np.moveaxis(tables.reshape(shape), 1, 3).astype(np.int64)
-
+__all__ = ["METRICS", "MULTI_RATER_METRICS", "agreement", "agreement_ci", "default_level", "labels_of",
+           "metric_from_tables", "multi_rater_metric", "pair_table_draws", "pair_tables", "ratings"]
 
 # --- xarray layer: the cube -> ratings ---------------------------------------------------------------
 
@@ -149,20 +55,33 @@ def pair_tables(
 def ratings(
     cube: xr.Dataset, *, standard: str | None = None, dim: str = "judge", include_truth: bool = False
 ) -> xr.DataArray:
-    """Each rater's category for every unit: severity 0/1/2 or a standard's 1/0; -1 unrated.
+    """Each rater's category for every unit: its label's category or a standard's 1/0; -1 unrated.
 
-    Returns a DataArray with the rater dim ``dim`` last.  With ``include_truth``
-    the cube's planted ``truth`` joins the judges as the rater ``"truth"``
-    (through :func:`multiverse.cube.with_truth_judge`).  Every agreement
-    analysis reads the cube through here.
+    Returns a DataArray with the rater dim ``dim`` last.  Without ``standard``
+    the categories are the raters' labels on their common scale
+    (:func:`multiverse.cube.scales.label_codes`: severity 0/1/2, the codes of
+    ``binary`` and ``pairwise`` labels, ``likert`` ratings as indices from the
+    range's low end).  With ``include_truth`` the cube's planted ``truth``
+    joins the judges as the rater ``"truth"`` (through
+    :func:`multiverse.cube.with_truth_judge`).  Every agreement analysis reads
+    the cube through here.
 
     Raises
     ------
     ValueError
         When ``severity`` (or the joined ``truth``) is not int8 codes in -2..2
         (:func:`multiverse.scoring.check_severity`): a NaN left by ``where`` is
-        never read as a rating.
+        never read as a rating; when the raters label on different scales; or
+        when a standard is asked of ``pairwise`` or ``likert`` labels.
     """
+    return labels_of(cube, standard=standard, dim=dim, include_truth=include_truth).values
+
+
+def labels_of(
+    cube: xr.Dataset, *, standard: str | None = None, dim: str = "judge", include_truth: bool = False,
+    raters: Sequence[str] | None = None,
+) -> LabelCodes:
+    """:func:`ratings` with the category names, the scale and its level (of ``raters`` when given)."""
     if dim not in cube["severity"].dims:
         raise ValueError(f"agreement: dim {dim!r} is not a dim of the cube's severity {cube['severity'].dims}")
     check_severity(cube["severity"])
@@ -172,18 +91,21 @@ def ratings(
         if dim != "judge":
             raise ValueError("agreement: the truth can join only the judge dim as a rater")
         check_severity(cube["truth"], name="truth")
-        cube = with_truth_judge(cube[["severity", "truth"]])
-    severity = cube["severity"].reset_coords(drop=True)
+        cube = with_truth_judge(cube[[v for v in ("severity", "truth", "rating") if v in cube]])
     if standard is None:
-        values = severity.where(severity >= 0, -1).astype(np.int8)
-    else:
-        if standard not in list_standards():
-            raise ValueError(f"agreement: unknown standard {standard!r}; registered: {', '.join(list_standards())}")
-        codes = standard_codes(severity, standard)
-        values = codes.where(codes >= 0, -1).astype(np.int8)
+        return label_codes(cube, dim=dim)
+    scale = common_scale(cube, raters if dim == "judge" else None)
+    if scale in ("pairwise", "likert"):
+        raise ValueError(f"agreement: standard={standard!r} reads severities, but the raters label on the {scale} "
+                         "scale; compare their categories (standard=None)")
+    if standard not in list_standards():
+        raise ValueError(f"agreement: unknown standard {standard!r}; registered: {', '.join(list_standards())}")
+    severity = cube["severity"].reset_coords(drop=True)
+    codes = standard_codes(severity, standard)
+    values = codes.where(codes >= 0, -1).astype(np.int8)
     others = [d for d in values.dims if d != dim]
     # a lazy cube's codes are computed chunk by chunk, then held: one int8 per unit and rater
-    return values.transpose(*others, dim).compute()
+    return LabelCodes(values.transpose(*others, dim).compute(), ("clean", "violated"), "binary", "nominal")
 
 
 def _unit_index(values: xr.DataArray, dim: str, by: str | None, *, cluster: str | None
@@ -208,10 +130,18 @@ def _unit_index(values: xr.DataArray, dim: str, by: str | None, *, cluster: str 
     return index, n_clusters, group, values.sizes[by]
 
 
-def default_scale(cube: xr.Dataset, standard: str | None) -> str:
-    """Ordinal for severities, nominal for a standard's binary codes and for nominal label sets."""
-    nominal = cube.attrs.get("label_kind") == "nominal" or cube.attrs.get("scale") in NOMINAL_LABELS
-    return "nominal" if standard is not None or nominal else "ordinal"
+def default_level(cube: xr.Dataset, labels: LabelCodes, standard: str | None) -> str:
+    """The level of measurement the labels default to.
+
+    A standard's violated / clean codes and labels marked nominal
+    (``attrs["label_kind"] == "nominal"``, e.g. codes of one's own read by
+    :func:`multiverse.adapters.long_table`) are nominal; otherwise the labels'
+    scale decides: ``severity`` (0/1/2, every cube the runner builds) and
+    ``likert`` are ordinal, ``binary`` and ``pairwise`` nominal.
+    """
+    if standard is not None or cube.attrs.get("label_kind") == "nominal":
+        return "nominal"
+    return labels.level
 
 
 class _Prepared:
@@ -221,18 +151,23 @@ class _Prepared:
                  scale: str | None, include_truth: bool, raters: Sequence[str] | None, cluster: str | None) -> None:
         if metric not in METRICS:
             raise ValueError(f"agreement: metric {metric!r}, expected one of {', '.join(METRICS)}")
-        scale = default_scale(cube, standard) if scale is None else scale
-        if scale not in SCALES:
+        if scale is not None and scale not in SCALES:
             raise ValueError(f"agreement: scale {scale!r}, expected one of {', '.join(SCALES)}")
-        values = ratings(cube, standard=standard, dim=dim, include_truth=include_truth)
+        if raters is not None and metric not in MULTI_RATER_METRICS:
+            _checked_raters([], raters, dim=dim, metric=metric)
+        labels = labels_of(cube, standard=standard, dim=dim, include_truth=include_truth, raters=raters)
+        values = labels.values
+        if raters is not None:
+            _checked_raters(values[dim].values.tolist(), raters, dim=dim, metric=metric)
         if by is not None and (by == dim or by not in values.dims):
             raise ValueError(f"agreement: by={by!r} must be a dim of the cube other than {dim!r}")
         if raters is not None:
-            values = values.sel({dim: _checked_raters(values, raters, dim=dim, metric=metric)})
-        self.values, self.dim, self.by, self.metric, self.scale = values, dim, by, metric, scale
+            values = values.sel({dim: list(raters)})
+        self.scale = scale or default_level(cube, labels, standard)
+        self.values, self.dim, self.by, self.metric, self.labels = values, dim, by, metric, labels
         self.multi = raters is not None
         self.kind = "pairs" if not self.multi else ("coincidence" if metric == "krippendorff_alpha" else "fleiss")
-        self.k = 3 if standard is None else 2
+        self.k = labels.k if standard is None else 2
         self.flat = values.values.reshape(-1, values.sizes[dim])
         self.cluster, self.n_clusters, self.group, self.n_groups = _unit_index(values, dim, by, cluster=cluster)
 
@@ -247,12 +182,11 @@ class _Prepared:
         return np.moveaxis(metric_from_tables(stats, metric=self.metric, scale=self.scale), -3, -1)
 
 
-def _checked_raters(values: xr.DataArray, raters: Sequence[str], *, dim: str, metric: str) -> list:
+def _checked_raters(known: list, raters: Sequence[str], *, dim: str, metric: str) -> list:
     if metric not in MULTI_RATER_METRICS:
         raise ValueError(f"agreement: raters= needs a multi-rater metric ({', '.join(MULTI_RATER_METRICS)}), "
                          f"got {metric!r}; without raters= every pair is compared")
     chosen = list(raters)
-    known = values[dim].values.tolist()
     unknown = [r for r in chosen if r not in known]
     if unknown:
         raise ValueError(f"agreement: raters {unknown} are not values of {dim!r} ({', '.join(map(str, known))})")
@@ -294,17 +228,22 @@ def agreement(
         ``"percent"``, ``"cohen_kappa"``, ``"scott_pi"``, ``"krippendorff_alpha"``
         or ``"fleiss_kappa"`` (of two raters: Scott's pi).
     standard
-        ``None`` compares the three-level severity (0/1/2); a standard's name
-        compares its binary violation codes.
+        ``None`` compares the labels' categories on their scale (severity
+        0/1/2; pass/fail; A/B/tie; likert ratings: :mod:`multiverse.core.scales`);
+        a standard's name compares its binary violation codes (severity and
+        binary labels only).
     dim
         The rater dim (``"judge"``; or e.g. ``"replicate"`` for rerun agreement).
     by
         Keep this dim (e.g. ``"principle"``) instead of pooling over it.
     scale
-        ``"nominal"`` or ``"ordinal"`` (distance-weighted) comparison of
-        categories; default: ordinal for the severity scale, nominal for a
-        standard's binary codes and for nominal label sets (see the module
-        docstring).
+        The level of measurement, ``"nominal"`` or ``"ordinal"``: the distance
+        between categories in Krippendorff's alpha, and unweighted or
+        quadratic-weighted Cohen's kappa.  Default (:func:`default_level`):
+        nominal for a standard's violated / clean codes and for labels marked
+        nominal (``attrs["label_kind"]``), else the labels' scale's level
+        (``severity`` and ``likert`` ordinal, ``binary`` and ``pairwise``
+        nominal; see the module docstring).
     include_truth
         Add the cube's planted ``truth`` as a rater named ``"truth"``.
     raters
@@ -319,7 +258,8 @@ def agreement(
     xarray.DataArray
         Without ``raters``: dims (``dim``, ``<dim>_b``[, ``by``]); coordinate
         ``n_units`` counts the units both raters rated (severity >= 0), the only
-        ones compared.  With ``raters``: 0-d (or over ``by``) with coordinate
+        ones compared, and ``n_dropped`` the units only one of the two rated
+        (left out for the other's missing rating).  With ``raters``: 0-d (or over ``by``) with coordinate
         ``n_units`` (units used) and ``n_rated`` (units at least one of them
         rated), and the raters in ``attrs["raters"]``.
 
@@ -383,7 +323,9 @@ def agreement_ci(
         (``lower``, ``upper``; BCa, Efron 1987, with the jackknife over items
         for the acceleration, at Hesterberg's expanded level for the number of
         items: see :func:`~multiverse.analysis._bootstrap.expanded_level`) and
-        ``share_undefined`` (resamples where the metric is undefined).
+        ``share_undefined`` (resamples where the metric is undefined);
+        ``attrs["n_items"]``: the clusters (items) with a rated unit, the ones
+        resampled.
 
     See Also
     --------
@@ -412,7 +354,7 @@ def agreement_ci(
     result["share_undefined"] = estimate.copy(data=undefined if by else undefined[..., 0]).rename(None)
     result.attrs.update(_provenance(raters=raters, **{**options, "scale": prepared.scale}))
     result.attrs.update(ci_method="BCa bootstrap over items (Efron 1987), jackknife acceleration, expanded level",
-                        cluster=cluster, undefined_rule=f"no interval when over {(1 - ci) / 2:g} of resamples are undefined")
+                        cluster=cluster, n_items=int(rated), undefined_rule=f"no interval when over {(1 - ci) / 2:g} of resamples are undefined")
     return result
 
 
@@ -429,7 +371,7 @@ def pair_table_draws(
         rater_b, k, k)`` and, when ``n_boot`` > 0, the resampled tables
         ``(draw, group, rater, rater_b, k, k)`` (else None); one group without ``by``.
     """
-    prepared = _Prepared(cube, metric="percent", standard=standard, dim=dim, by=by, scale="nominal",
+    prepared = _Prepared(cube, metric="percent", standard=standard, dim=dim, by=by, scale=None,
                          include_truth=False, raters=None, cluster=cluster if n_boot > 0 else None)
     draws = None
     if n_boot > 0:
@@ -452,9 +394,24 @@ def _estimate(prepared: _Prepared, pooled: np.ndarray) -> xr.DataArray:
         )
     else:
         n = np.moveaxis(pooled.sum(axis=(-2, -1)), 0, -1).astype(np.int64)
-        out = out.assign_coords(n_units=(out.dims, _wrap(n, values, dim, by, multi=False).values))
+        rated = _rated_by_each(prepared).T  # (rater, group)
+        dropped = rated[:, None, :] + rated[None, :, :] - 2 * n
+        out = out.assign_coords(n_units=(out.dims, _wrap(n, values, dim, by, multi=False).values),
+                                n_dropped=(out.dims, _wrap(dropped, values, dim, by, multi=False).values))
     out.name = prepared.metric
     return out
+def _rated_by_each(prepared: _Prepared) -> np.ndarray:
+    """``(group, rater)``: the units each rater rated."""
+    n_groups, n_raters = prepared.n_groups, prepared.flat.shape[1]
+    out = np.zeros((n_groups, n_raters), dtype=np.int64)
+    for start in range(0, len(prepared.flat), UNITS_PER_CHUNK):
+        rated = prepared.flat[start:start + UNITS_PER_CHUNK] >= 0
+        group = prepared.group[start:start + UNITS_PER_CHUNK]
+        for r in range(n_raters):
+            out[:, r] += np.bincount(group[rated[:, r]], minlength=n_groups)
+    return out
+
+
 def _rating_counts(prepared: _Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group: units with at least one, at least two, and every rating of the rater set."""
     n_groups, n_raters = prepared.n_groups, prepared.flat.shape[1]

@@ -1,19 +1,21 @@
 """Where does the variance of the estimate come from?  Generalizability theory on the multiverse.
 
 The estimate (a system's violation rate under one specification and rerun) is
-laid out as a fully crossed, balanced table over its facets: ``system`` (the
-object of measurement), ``replicate`` and every measurement dim with more than
-one value.  On a complete table, a random-effects ANOVA gives each effect's mean
-square and the expected-mean-square equations of the balanced crossed design
-(Cronbach et al. 1972; Brennan 2001) give the variance components exactly
-(the REML solution whenever no component comes out negative; negative
-estimates are set to zero for shares).  Written with numpy because the
-balanced design has a closed form for any number of facets; the tests check
-every sum of squares against statsmodels' ``anova_lm``.  A table with empty
-cells (a specification or rerun without any estimate) is never imputed: its
-components are the REML estimates of the crossed random-effects model on the
-observed cells (:mod:`multiverse.analysis._reml`, checked against statsmodels'
-``MixedLM``).
+laid out as a fully crossed table over its facets: ``system`` (the object of
+measurement), ``replicate`` and every measurement dim with more than one value.
+A level with no estimate at all in a group (a judge that does not rule on a
+role, a rule that never applies) is not a level of that group's design: it is
+left out, which changes neither model nor likelihood.  On a complete table, a
+random-effects ANOVA gives each effect's mean square and the
+expected-mean-square equations of the balanced crossed design (Cronbach et al.
+1972; Brennan 2001) give the variance components exactly (the REML solution
+whenever no component comes out negative; negative estimates are set to zero for
+shares).  Written with numpy because the balanced design has a closed form for
+any number of facets; the tests check every sum of squares against statsmodels'
+``anova_lm``.  A table with scattered empty cells (a specification or rerun
+without any estimate) is never imputed: its components are the REML estimates of
+the crossed random-effects model on the observed cells
+(:mod:`multiverse.analysis._reml`, checked against statsmodels' ``MixedLM``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from multiverse.analysis._reml import reml_components
 from multiverse.analysis._scores import unit_scores
 from multiverse.core import schema as S
 
-__all__ = ["anova_table", "decision_study", "variance_components", "variance_decomposition"]
+__all__ = ["anova_table", "decision_study", "group_components", "variance_components", "variance_decomposition"]
 
 OBJECT = "system"
 
@@ -89,6 +91,37 @@ def variance_components(values: np.ndarray) -> dict[tuple[int, ...], float]:
     return sigma
 
 
+def group_components(table: np.ndarray) -> tuple[dict[tuple[int, ...], float], np.ndarray]:
+    """Variance components of one group's table, and the design they describe.
+
+    Levels without any estimate are left out (they add nothing to the
+    likelihood).  A complete design has the closed form of
+    :func:`variance_components`; one with empty cells the REML estimates of
+    :func:`multiverse.analysis._reml.reml_components`.  A facet left with a
+    single level is dropped from the model and every effect containing it is NaN.
+
+    Returns
+    -------
+    components : dict
+        Effect (tuple of axes of ``table``) -> variance, for every effect.
+    design : numpy.ndarray
+        ``table`` without its empty levels.
+    """
+    k = table.ndim
+    observed = ~np.isnan(table)
+    kept = [np.flatnonzero(observed.any(axis=tuple(b for b in range(k) if b != a))) for a in range(k)]
+    design = table[np.ix_(*kept)]
+    varying = [a for a in range(k) if design.shape[a] > 1]
+    sigma = {e: np.nan for e in _effects(k)}
+    if len(varying) < 2:
+        return sigma, design
+    reduced = design.reshape([design.shape[a] for a in varying])
+    found = reml_components(reduced) if np.isnan(reduced).any() else variance_components(reduced)
+    for effect, value in found.items():
+        sigma[tuple(varying[a] for a in effect)] = value
+    return sigma, design
+
+
 # --- xarray layer ----------------------------------------------------------------------------------------
 
 
@@ -130,10 +163,15 @@ def variance_decomposition(
     xarray.Dataset
         ``variance`` and ``share`` over ``component`` (main effects, two-way
         interactions, ``residual``), and ``effect_variance`` over ``effect``
-        (every effect, unpooled and untruncated, for :func:`decision_study`).
-        ``method`` (per group) says how: ``"anova"`` (complete table, closed
-        form) or ``"reml"`` (empty cells).  Attrs give the facets, their sizes
-        and ``n_empty`` (cells without an estimate; none is imputed).
+        (every effect, unpooled and untruncated, for :func:`decision_study`),
+        and ``levels`` over ``facet``: the levels with an estimate in each group,
+        the design the components describe (a level without any estimate, e.g.
+        a judge that does not rule on a role, is left out of that group).
+        ``method`` (per group) says how: ``"anova"`` (complete design, closed
+        form) or ``"reml"`` (empty cells).  Effects of a facet with a single
+        level in a group cannot be told from the mean: their components are NaN
+        and the shares are of the others.  Attrs give the facets, their sizes
+        and ``n_empty`` (empty cells inside the designs; none is imputed).
 
     See Also
     --------
@@ -153,23 +191,26 @@ def variance_decomposition(
 
     effects = [tuple(facets[a] for a in e) for e in _effects(len(facets))]
     components = [_name(e) for e in effects if len(e) <= max_order] + ["residual"]
+    low = [i for i, e in enumerate(effects) if len(e) <= max_order]
+    high = [i for i, e in enumerate(effects) if len(e) > max_order]
     group_shape = [estimates.sizes[g] for g in groups]
     variance = np.zeros(tuple(group_shape) + (len(components),))
     effect_variance = np.zeros(tuple(group_shape) + (len(effects),))
+    levels = np.zeros(tuple(group_shape) + (len(facets),), dtype=np.int64)
     method = np.empty(tuple(group_shape), dtype=object)
     empty = 0
     for position in np.ndindex(*group_shape):
         table = estimates.isel(dict(zip(groups, position))).transpose(*facets).values.astype(float)
+        sigma, table = group_components(table)
+        levels[position] = table.shape
         holes = int(np.isnan(table).sum())
         empty += holes
         method[position] = "reml" if holes else "anova"
-        sigma = reml_components(table) if holes else variance_components(table)
         raw = np.array([sigma[tuple(facets.index(f) for f in e)] for e in effects])
         effect_variance[position] = raw
         kept = np.maximum(raw, 0.0)
-        low = [i for i, e in enumerate(effects) if len(e) <= max_order]
-        variance[position] = np.append(kept[low], kept[[i for i in range(len(effects)) if i not in low]].sum())
-    total = variance.sum(axis=-1, keepdims=True)
+        variance[position] = np.append(kept[low], np.nansum(kept[high]) if high else 0.0)
+    total = np.nansum(variance, axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = variance / total
     dims = tuple(groups)
@@ -179,19 +220,21 @@ def variance_decomposition(
             "variance": (dims + ("component",), variance),
             "share": (dims + ("component",), share),
             "effect_variance": (dims + ("effect",), effect_variance),
+            "levels": (dims + ("facet",), levels),
             "method": (dims, method.astype(str)),
         },
-        coords={**coords, "component": components, "effect": [_name(e) for e in effects],
+        coords={**coords, "component": components, "effect": [_name(e) for e in effects], "facet": facets,
                 "order": ("component", [c.count(":") + 1 if c != "residual" else max_order + 1 for c in components])},
     )
     out.attrs.update(
         {
             "analysis": "variance decomposition",
             "multiverse_version": __version__,
-            "model": "crossed random effects: expected mean squares on complete tables, REML with empty cells",
+            "model": "crossed random effects: expected mean squares on complete tables, REML with empty cells; "
+                     "levels without any estimate in a group are left out of its design",
             "facets": ",".join(facets),
             "sizes": ",".join(str(estimates.sizes[f]) for f in facets),
-            "n_empty": empty,
+            "n_empty": empty,  # empty cells inside the groups' designs (left-out levels not counted)
             "estimate": "violation rate per system, rerun and specification (mean over items)",
         }
     )
@@ -210,7 +253,8 @@ def decision_study(
 
     The generalizability coefficient (``kind="relative"``: rankings of
     systems) or index of dependability (``"absolute"``: the rates
-    themselves) with every other facet at its observed number of levels.
+    themselves) with every other facet at its observed number of levels
+    (each group's own, from ``levels``).
 
     Parameters
     ----------
@@ -236,7 +280,10 @@ def decision_study(
     variance_decomposition
     """
     facets = decomposition.attrs["facets"].split(",")
-    sizes = dict(zip(facets, map(int, decomposition.attrs["sizes"].split(","))))
+    if "levels" in decomposition:  # each group's own design
+        sizes = {f: decomposition["levels"].sel(facet=f, drop=True) for f in facets}
+    else:
+        sizes = dict(zip(facets, map(int, decomposition.attrs["sizes"].split(","))))
     if OBJECT not in facets:
         raise ValueError("decision_study: the decomposition has no 'system' facet (the object of measurement)")
     if vary not in facets or vary == OBJECT:

@@ -14,6 +14,8 @@ import importlib
 import os
 import sys
 
+from multiverse.cli._options import with_examples
+
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 SUBCOMMANDS: dict[str, str] = {
@@ -30,6 +32,8 @@ SUBCOMMANDS: dict[str, str] = {
     "annotate": "Export conversations for human annotation; import the labels as judges.",
     "serve-local": "Serve a small local model (llama.cpp) on 127.0.0.1 for experiments.",
     "export-cases": "Write one case JSON per conversation of a role with a contract.",
+    "export": "Write a run's judgments and conversations as parquet files (pandas, datasets).",
+    "init": "Start a file of your own from a shipped one (init role NAME --from tutor).",
 }
 
 
@@ -43,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Role-adherence evaluation as a multiverse of measurement choices.",
     )
     parser.add_argument("-V", "--version", action="store_true", help="print the library version and exit")
+    with_examples(parser, "multiverse run experiments/quickstart.yaml --out runs/quickstart",
+                  "multiverse report runs/quickstart --out runs/quickstart-report")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in SUBCOMMANDS.items():
         sub.add_parser(name, help=help_text, description=help_text, add_help=False)
@@ -60,8 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] not in SUBCOMMANDS:
         parser = build_parser()
         if argv and argv[0] not in ("-h", "--help"):
-            parser.print_usage(sys.stderr)
-            print(f"multiverse: error: unknown command {argv[0]!r}", file=sys.stderr)
+            print(f"multiverse: error: unknown command {argv[0]!r} (see multiverse --help)", file=sys.stderr)
             return 2
         parser.print_help()
         return 0
@@ -76,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         from multiverse.cli._guard import report_failure
 
         return report_failure(name, exc)
-    sub = argparse.ArgumentParser(prog=f"multiverse {name}", description=SUBCOMMANDS[name])
+    from multiverse.cli._options import OneLineParser
+
+    sub = OneLineParser(prog=f"multiverse {name}", description=SUBCOMMANDS[name])
     module.add_arguments(sub)
     args = sub.parse_args(rest)
     from multiverse.cli._guard import run_command

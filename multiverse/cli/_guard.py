@@ -9,12 +9,16 @@ code  meaning
 0     success
 1     a violation or a blocking result (e.g. ``inspect`` on a violating case)
 2     bad input: an invalid spec, a refused or unwritable output folder, an
-      unusable cache, a bad option value (:class:`CommandError`)
+      unusable cache, a damaged cube or transcript store, an input that is not
+      a regular file or is too large, a full disk, a bad option value
+      (:class:`CommandError`, :data:`BAD_INPUT`)
 3     stopped short, resumable: a spend cap or an offline cache miss
 70    an internal error (a bug, never a verdict on the input): one line naming
       the file the redacted traceback was written to (:func:`write_traceback`);
       ``EX_SOFTWARE`` of ``sysexits.h``, so it cannot be read as a violation
-130   interrupted (Ctrl-C): one line saying how to resume
+130   interrupted (Ctrl-C, SIGINT): one line saying how to resume
+143   terminated (SIGTERM, 128 + 15): ends as Ctrl-C does, staging folders
+      removed, one line saying how to resume
 ====  =========================================================================
 
 While the command runs, everything it prints goes through
@@ -27,8 +31,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -41,7 +47,10 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_STOPPED",
+    "EXIT_TERMINATED",
+    "BAD_INPUT",
     "CommandError",
+    "Terminated",
     "report_failure",
     "run_command",
     "write_traceback",
@@ -53,11 +62,52 @@ EXIT_BAD_INPUT = 2
 EXIT_STOPPED = 3
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 UNREDACTED_COMMANDS = frozenset({"inspect"})
 """Commands whose output is not passed through the redaction (see the module docstring)."""
 RESUME_HINTS = {
     "run": "every finished model call is cached; rerun the same command to resume",
 }
+
+
+BAD_INPUT: tuple[tuple[str, str], ...] = (
+    ("multiverse.core.outputs", "OutputDirError"),
+    ("multiverse.llm.cache", "CacheError"),
+    ("multiverse.cube.integrity", "DamagedStoreError"),
+    ("multiverse.core.transcript", "StoreError"),
+    ("multiverse.core.files", "InputFileError"),
+    ("multiverse.llm.credentials", "MissingCredentials"),
+    ("multiverse.contract._rules", "CaseFormatError"),
+    ("multiverse.view.site", "SiteError"),
+    ("multiverse.data", "DataError"),
+    ("multiverse._run.execute", "BackendError"),
+)
+"""``(module, exception)`` raised on bad input, wherever a command lets them through: exit 2 with their one line."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: the command was stopped as on Ctrl-C (staging removed) and ends with exit 143."""
+
+
+_terminated = threading.Event()
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    """SIGTERM stops the command as Ctrl-C does.
+
+    Inside asyncio's runner its SIGINT handler is called (it cancels the main
+    task, and the runner raises ``KeyboardInterrupt`` where it runs); elsewhere
+    :class:`Terminated` is raised at once.  Raising a plain
+    ``KeyboardInterrupt`` from here could land inside code run by ``exec`` (a
+    dataclass being built during an import), which makes CPython end the
+    process by SIGINT after it returned 143.
+    """
+    _terminated.set()
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler) and handler is not signal.default_int_handler:
+        handler(signal.SIGINT, frame)
+    else:
+        raise Terminated
 
 
 class CommandError(Exception):
@@ -129,8 +179,10 @@ def report_failure(command: str, exc: BaseException) -> int:
     """Report ``exc``, raised by ``command``, as one documented line on stderr; return the exit code."""
     if isinstance(exc, KeyboardInterrupt):
         hint = RESUME_HINTS.get(command)
-        _say(command, f"interrupted{f'; {hint}' if hint else ''}")
-        return EXIT_INTERRUPTED
+        stopped = isinstance(exc, Terminated) or _terminated.is_set()
+        what, code = ("terminated", EXIT_TERMINATED) if stopped else ("interrupted", EXIT_INTERRUPTED)
+        _say(command, f"{what}{f'; {hint}' if hint else ''}")
+        return code
     if isinstance(exc, CommandError):
         _say(command, exc)
         return exc.code
@@ -141,8 +193,12 @@ def report_failure(command: str, exc: BaseException) -> int:
     if _is(exc, "multiverse.llm.errors", "RunStopped"):
         _say(command, f"stopped: {exc}")
         return EXIT_STOPPED
-    if _is(exc, "multiverse.cube.io", "OutputDirError") or _is(exc, "multiverse.llm.cache", "CacheError"):
+    if any(_is(exc, module, name) for module, name in BAD_INPUT):
         _say(command, exc)
+        return EXIT_BAD_INPUT
+    if isinstance(exc, OSError) and exc.errno is not None:  # the machine refused: a full disk, a missing file
+        where = f" ({exc.filename})" if exc.filename else ""
+        _say(command, f"{exc.strerror or type(exc).__name__}{where}")
         return EXIT_BAD_INPUT
     try:
         path = write_traceback(command, exc)
@@ -152,13 +208,27 @@ def report_failure(command: str, exc: BaseException) -> int:
     return EXIT_INTERNAL
 
 
+def _install(signum: int, handler: Any) -> Any:
+    """Install a signal handler from the main thread; return the previous one (``None`` elsewhere)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signum, handler)
+
+
 def run_command(command: str, main: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:
-    """Run a subcommand's ``main(args)`` and return its exit code (see the module docstring)."""
+    """Run a subcommand's ``main(args)`` and return its exit code (see the module docstring).
+
+    SIGTERM takes the path of Ctrl-C while the command runs (the SIGINT
+    handler in force is called, asyncio's runner's included), so it ends as
+    Ctrl-C does, with exit 143 instead of 130.
+    """
     streams = (sys.stdout, sys.stderr)
     if command not in UNREDACTED_COMMANDS:
         from multiverse.llm.redact import redact
 
         sys.stdout, sys.stderr = _RedactingStream(sys.stdout, redact), _RedactingStream(sys.stderr, redact)
+    _terminated.clear()
+    previous = _install(signal.SIGTERM, _terminate)
     try:
         return int(main(args) or 0)
     except BrokenPipeError:
@@ -166,6 +236,8 @@ def run_command(command: str, main: Callable[[argparse.Namespace], int | None], 
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001  every failure ends as one documented line
         return report_failure(command, exc)
     finally:
+        if previous is not None:
+            _install(signal.SIGTERM, previous)
         if sys.stdout is not streams[0]:
             for stream in (sys.stdout, sys.stderr):
                 try:

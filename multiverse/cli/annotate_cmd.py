@@ -5,8 +5,10 @@
 task per sampled conversation), for ``csv`` also ``DIR/labels.csv`` (the blank
 label sheet), for ``html`` the annotation form in ``DIR/form/`` (when the
 viewer is part of the build), and ``DIR/strata_key.json`` (what each opaque stratum id means:
-for the researcher, not the annotators).  ``DIR`` is replaced only when empty or
-written by ``annotate export`` before.
+for the researcher, not the annotators), and ``DIR/export.json`` (how the tasks
+were drawn).  ``DIR`` follows the output-folder rule (:mod:`multiverse.core.outputs`):
+it is replaced only when missing, empty or written by ``annotate export`` before,
+and what that did not write stays.
 
 ``annotate import LABELS... --cube CUBE --out CUBE2`` adds every annotator of
 the label files as a judge ``human:<annotator>`` and writes the new cube; it
@@ -23,8 +25,13 @@ import json
 import sys
 from pathlib import Path
 
+from multiverse.cli._options import with_examples
+
 FORMATS = ("jsonl", "csv", "html")
-MANIFEST = "export.json"
+KIND = "annotate export"
+"""The output kind of ``annotate export`` (:mod:`multiverse.core.outputs`)."""
+PARAMETERS = "export.json"
+"""The file recording how the tasks were drawn (``n``, ``stratify``, ``seed``, ``format``)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,16 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     imp.add_argument("labels", nargs="+", metavar="LABELS", help="label files (.jsonl or .csv)")
     imp.add_argument("--cube", required=True, help="the cube (or run folder) the tasks came from")
     imp.add_argument("--out", required=True, metavar="CUBE2", help="the new cube (.nc or .zarr)")
-
-
-def _writable(out: Path) -> None:
-    if not out.exists():
-        return
-    if not out.is_dir():
-        raise ValueError(f"{out}: exists and is not a folder")
-    entries = list(out.iterdir())
-    if entries and not (out / MANIFEST).exists():
-        raise ValueError(f"{out}: not empty and not written by 'annotate export'; choose another --out")
+    export_example = ("multiverse annotate export runs/quickstart --n 40 --stratify role,severity,bucket "
+                      "--out runs/annotate --format csv")
+    import_example = "multiverse annotate import runs/annotate/labels.csv --cube runs/quickstart --out runs/labelled.nc"
+    with_examples(export, export_example)
+    with_examples(imp, import_example)
+    with_examples(parser, export_example, import_example)
 
 
 def _html_writer():
@@ -66,15 +69,18 @@ def _html_writer():
 def _export(args: argparse.Namespace) -> int:
     from multiverse.adapters.annotation_labels import blank_sheet
     from multiverse.adapters.annotation_tasks import annotation_tasks, strata_key
-    from multiverse.cube.io import open_cube, replace_dir
+    from multiverse.core.outputs import check_output_dir, replace_dir
+    from multiverse.cube.io import open_cube
+    from multiverse.llm.redact import scrub
 
     stratify = [s.strip() for s in args.stratify.split(",") if s.strip()]
     out = Path(args.out)
-    _writable(out)
+    check_output_dir(out, kind=KIND, protected={"the run or cube": args.source, "the transcript store": args.transcripts})
     writer = _html_writer() if args.format == "html" else None
     tasks = annotation_tasks(args.source, n=args.n, stratify=stratify, seed=args.seed, transcripts=args.transcripts)
+    tasks = [json.loads(scrub(json.dumps(task, sort_keys=True))) for task in tasks]
     key = strata_key(open_cube(args.source, lazy=False), stratify=stratify)
-    with replace_dir(out) as staging:
+    with replace_dir(out, kind=KIND) as staging:
         with open(staging / "tasks.jsonl", "w", encoding="utf-8") as handle:
             for task in tasks:
                 handle.write(json.dumps(task, sort_keys=True) + "\n")
@@ -83,9 +89,9 @@ def _export(args: argparse.Namespace) -> int:
         if writer is not None:
             writer(tasks, staging / "form")
         (staging / "strata_key.json").write_text(json.dumps(key, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        manifest = {"command": "annotate export", "n": args.n, "stratify": stratify, "seed": args.seed,
+        manifest = {"command": KIND, "n": args.n, "stratify": stratify, "seed": args.seed,
                     "format": args.format, "tasks": len(tasks)}
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        (staging / PARAMETERS).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     print(f"annotate export: {len(tasks)} tasks ({len(key)} strata) -> {out}")
     return 0
 

@@ -12,6 +12,8 @@ import argparse
 import json
 import sys
 
+from multiverse.cli._options import with_examples
+
 __all__ = ["add_arguments", "main"]
 
 
@@ -20,6 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     audit = actions.add_parser("audit", help="entries by model and by library version, size on disk")
     audit.add_argument("--cache", metavar="DIR", help="cache folder (default: $MULTIVERSE_CACHE or .cache/multiverse)")
     audit.add_argument("--json", action="store_true", help="print the audit as JSON")
+    with_examples(audit, "multiverse cache audit", "multiverse cache audit --cache .cache/multiverse --json")
+    with_examples(parser, "multiverse cache audit", "multiverse cache audit --json")
 
 
 def _size(n: int) -> str:

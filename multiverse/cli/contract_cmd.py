@@ -8,8 +8,9 @@ denominators; exit 1 when a result blocks under the gate, else 0.
 both contract versions and lists the decisions that changed; exit 0 when none
 did, 1 when some did.
 
-Both exit 2, with one line on stderr naming the file, for unreadable input.
-Neither prints transcript text.
+Both exit 2, with one line on stderr naming the file, for unreadable input;
+``check`` also when the paths hold no case at all (a gate that checked nothing
+must not pass).  Neither prints transcript text.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import json
 import sys
 
+from multiverse.cli._options import with_examples
 from multiverse.contract import CaseFormatError, diagnostic
 
 BAD_INPUT = 2
@@ -35,6 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     diff.add_argument("--old", required=True, metavar="CONTRACT", help="a contract file (YAML or JSON) or name")
     diff.add_argument("--new", required=True, metavar="CONTRACT", help="a contract file (YAML or JSON) or name")
     diff.add_argument("--json", action="store_true", help="print the changes as a JSON list")
+    with_examples(check, "multiverse contract check examples/cases --gate examples/gate.yaml",
+                  "multiverse contract check examples/cases --junit-xml runs/contract.xml")
+    with_examples(diff, "multiverse contract diff examples/cases --old support --new examples/contracts/support_v4.yaml")
+    with_examples(parser, "multiverse contract check examples/cases --gate examples/gate.yaml",
+                  "multiverse contract diff examples/cases --old support --new examples/contracts/support_v4.yaml")
 
 
 def _problem(message: str) -> int:
@@ -50,6 +57,8 @@ def _check(args: argparse.Namespace) -> int:
         report = check_cases(args.cases, gate=gate)
     except CaseFormatError as exc:
         return _problem(str(exc))
+    if not report.results:  # a gate that checked nothing must not pass
+        return _problem(f"{' '.join(map(str, args.cases))}: no case files found (expected *.json or *.jsonl cases)")
     blocking = set(report.blocking)
     out = []
     for k, (_, result) in enumerate(report.results):

@@ -1,9 +1,18 @@
-"""``multiverse data``: fetch, verify and locate the public data sets."""
+"""``multiverse data``: fetch, verify and locate the public data sets.
+
+Exit codes: 0 done; 1 ``verify`` found a file missing or corrupt; 2 bad input
+(a mirror or ``--dest`` that is not a folder, a mirror lacking a file, a file
+whose sha256 differs from the manifest's, an unknown name, ``path`` of a file
+not fetched); 3 a download failed (what was fetched is kept: rerun to resume).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import urllib.error
+
+from multiverse.cli._options import with_examples
 
 __all__ = ["add_arguments", "main"]
 
@@ -18,6 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where = actions.add_parser("path", help="Print the data folder, or the verified path of one file.")
     where.add_argument("name", nargs="?", help="a manifest path, e.g. tau-bench/historical_trajectories/gpt-4o-airline.json")
     where.add_argument("--dest", help="the data folder")
+    with_examples(fetch, "multiverse data fetch --mirror ../shared/data", "multiverse data fetch --dest data")
+    with_examples(verify, "multiverse data verify", "multiverse data verify --dest data")
+    with_examples(where, "multiverse data path", "multiverse data path tau-bench/historical_trajectories/gpt-4o-airline.json")
+    with_examples(parser, "multiverse data fetch --mirror ../shared/data", "multiverse data verify")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -44,4 +57,9 @@ def main(args: argparse.Namespace) -> int:
         return 0
     except data.DataError as exc:
         print(f"multiverse data: {exc}", file=sys.stderr)
-        return 1
+        return 2
+    except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        print(f"multiverse data: download failed ({reason}); files fetched so far are kept, rerun to resume",
+              file=sys.stderr)
+        return 3

@@ -8,6 +8,8 @@ import argparse
 import json
 import sys
 
+from multiverse.cli._options import with_examples
+
 __all__ = ["CALLS_NOTE", "add_arguments", "main"]
 
 
@@ -27,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the items the precision: block's target needs (H: a half-width replacing the block's)",
     )
     parser.add_argument("--pilot", metavar="RUN", help="with --target: a pilot run (folder or cube) giving the variances")
+    with_examples(parser, "multiverse plan experiments/quickstart.yaml", "multiverse plan experiments/quickstart.yaml --json")
 
 
 def _cost(value: float | None) -> str:
@@ -42,13 +45,9 @@ def main(args: argparse.Namespace) -> int:
     try:
         experiment = resolve_experiment(args.experiment)
         if args.target is not None:
-            target = plan_target(experiment, half_width=args.target or None, pilot=args.pilot)
-            if args.json:
-                print(json.dumps(target, indent=2, sort_keys=True))
-            else:
-                print_target(target)
-            return 0
-        report = plan_report(experiment, cache=args.cache)
+            report = plan_target(experiment, half_width=args.target or None, pilot=args.pilot)
+        else:
+            report = plan_report(experiment, cache=args.cache)
     except SpecError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
@@ -56,8 +55,13 @@ def main(args: argparse.Namespace) -> int:
     except TargetError as exc:
         print(f"multiverse plan: {exc}", file=sys.stderr)
         return 2
+    for note in experiment.notes:
+        print(note, file=sys.stderr)
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))
+        return 0
+    if args.target is not None:
+        print_target(report)
         return 0
     layers = report["layers"]
     print(f"experiment {report['experiment']} (plan {report['plan_digest'][:12]})")
@@ -71,6 +75,8 @@ def main(args: argparse.Namespace) -> int:
         f"estimated cost {_cost(report['cost_usd'])}"
     )
     print(CALLS_NOTE)
+    for why in report.get("model_problems", {}).values():
+        print(f"warning: {why}: a run would fail", file=sys.stderr)
     for model, names in report.get("missing_credentials", {}).items():
-        print(f"warning: {model} needs {' or '.join(names)}, not set: a run would fail", file=sys.stderr)
+        print(f"warning: {model} needs {' and '.join(names)}, not set: a run would fail", file=sys.stderr)
     return 0

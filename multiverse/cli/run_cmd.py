@@ -5,8 +5,9 @@ replacing earlier outputs in ``DIR`` atomically.  Exit 0 when the run completes
 (recorded failures included), 2 for an invalid experiment, a refused ``--out``
 (anything but a missing or empty folder or an earlier run's output, or a folder
 that is or holds the cache, the experiment, the specs or the working directory;
-checked before any call) or missing credentials of a real model (checked before
-any call), 3 when a spend cap or an offline cache miss stopped the run, or when
+checked before any call) or a real model that cannot be called: litellm not
+installed, a model string naming no provider, missing credentials (checked before
+any call and before litellm is imported), 3 when a spend cap or an offline cache miss stopped the run, or when
 more than ``--max-failed-share`` of the conversations failed (outputs written;
 rerun to resume), 130 when interrupted (rerun to resume).  Progress goes to
 stderr, one bar per layer, when it is a terminal and ``--quiet`` is not given.
@@ -15,10 +16,11 @@ stderr, one bar per layer, when it is a terminal and ``--quiet`` is not given.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from multiverse.cli._options import JOBLIB_BACKENDS, positive_int
+from multiverse.cli._options import (
+    JOBLIB_BACKENDS, non_negative_float, non_negative_int, positive_int, share, with_examples,
+)
 
 __all__ = ["add_arguments", "main"]
 
@@ -35,14 +37,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rebuild every rollout from its cached responses instead of reusing stored replays of unchanged ones",
     )
-    parser.add_argument("--max-calls", type=int, metavar="N", help="stop before request N+1 (replaces the file's max_calls)")
-    parser.add_argument("--max-cost", type=float, metavar="USD", help="stop once this much is spent (replaces max_cost_usd)")
+    parser.add_argument("--max-calls", type=non_negative_int, metavar="N",
+                        help="stop before request N+1 (replaces the file's max_calls)")
+    parser.add_argument("--max-cost", type=non_negative_float, metavar="USD",
+                        help="stop once this much is spent (replaces max_cost_usd)")
     parser.add_argument(
         "--max-failed-share",
-        type=float,
+        type=share,
         default=0.5,
         metavar="F",
         help="exit 3 when more than this share of conversations failed (default 0.5)",
+    )
+    parser.add_argument(
+        "--require-judge-signal",
+        action="store_true",
+        help="judge the roles' canaries first and refuse (exit 2) to report from a judge whose pooled "
+        "canary results are indistinguishable from chance or below the canaries: floor",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument(
@@ -51,6 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="add items in batches until the precision: block's target is met (a confidence sequence valid at every look)",
     )
     parser.add_argument("--pilot", metavar="RUN", help="with --until-precision: a pilot run whose variances tune the bets")
+    with_examples(parser, "multiverse run experiments/quickstart.yaml --out runs/quickstart",
+                  "multiverse run experiments/quickstart.yaml --out runs/quickstart --offline --quiet")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -59,8 +71,9 @@ def main(args: argparse.Namespace) -> int:
     from multiverse._run.runner import failed_share
     from multiverse.cli._sequential import TargetError
     from multiverse.config.located import SpecError
+    from multiverse.cube.canaries import NoJudgeSignal, describe_pooled
     from multiverse.llm import RunStopped
-    from multiverse.llm.credentials import MissingCredentials
+    from multiverse.llm.credentials import ModelNotCallable
 
     try:
         if args.until_precision:
@@ -68,7 +81,7 @@ def main(args: argparse.Namespace) -> int:
 
             cube = run_until_precision_cmd(args, options=dict(
                 out=args.out, cache=args.cache, offline=args.offline, replay=not args.rebuild,
-                max_calls=args.max_calls, max_cost_usd=args.max_cost,
+                max_calls=args.max_calls, max_cost_usd=args.max_cost, require_judge_signal=args.require_judge_signal,
             ))
         else:
             cube = run(
@@ -82,8 +95,9 @@ def main(args: argparse.Namespace) -> int:
                 max_calls=args.max_calls,
                 max_cost_usd=args.max_cost,
                 progress=progress_wanted(quiet=args.quiet),
+                require_judge_signal=args.require_judge_signal,
             )
-    except MissingCredentials as exc:
+    except ModelNotCallable as exc:
         print(f"multiverse run: {exc}", file=sys.stderr)
         return 2
     except TargetError as exc:
@@ -93,10 +107,14 @@ def main(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return 2
+    except NoJudgeSignal as exc:
+        for judge, result in exc.judges.items():
+            print(f"multiverse run: refused: no signal on the canaries: {describe_pooled(judge, result)}", file=sys.stderr)
+        return 2
     except RunStopped as exc:
         print(f"multiverse run: stopped: {exc}", file=sys.stderr)
         return 3
-    info = json.loads(cube.attrs["run"])
+    info = cube.attrs["run"]
     failures = ", ".join(f"{reason} {n}" for reason, n in info["failures"].items()) or "none"
     print(
         f"{args.out}: {info['layers']['conversations']} conversations, {info['layers']['judgments']} judge cells; "
@@ -107,6 +125,9 @@ def main(args: argparse.Namespace) -> int:
         low, high = record["interval"]
         print(f"stopped ({record['stopped']}) after {len(record['looks'])} looks, {record['draws']} item pairs: "
               f"confidence sequence [{low:.4f}, {high:.4f}] for {' - '.join(record['precision']['contrast'])}")
+    for judge, found in info.get("judges", {}).items():
+        if found.get("no_signal"):
+            print(f"multiverse run: warning: no signal on the canaries: {describe_pooled(judge, found['canaries'])}", file=sys.stderr)
     share = failed_share(info)
     if share > args.max_failed_share:
         print(

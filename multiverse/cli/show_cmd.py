@@ -2,19 +2,25 @@
 
 Prints each assistant turn's severities from every judge (and the planted
 truth, when the cube has it), one row per principle of the role.  Transcript
-text is shown only with ``--text``, and each judge's stated reason per turn
+text is shown only with ``--text``: every event once (user, assistant, each
+tool call with its arguments, each tool result, system events), under the
+assistant turn it belongs to (:func:`turn_blocks`).  Each judge's stated reason per turn
 and principle only with ``--reasons``, both read from the run folder's
 transcript store; ``--raw`` adds the raw text of every judge reply that did not
 parse (from the run folder's ``unparseable.jsonl``).  A dim with a single label
-may be left out.
+may be left out.  A cell without a conversation says why: excluded by the
+experiment, or not in the data (:func:`multiverse.cube.summary.absence`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
+from multiverse.cli._options import with_examples
 from multiverse.core.schema import (
     CLEAR_BREACH,
     CONVERSATION_DIMS,
@@ -23,8 +29,9 @@ from multiverse.core.schema import (
     NOT_APPLICABLE,
     PARTIAL_DEVIATION,
 )
+from multiverse.core.transcript import Event, Transcript
 
-__all__ = ["SYMBOLS", "LEGEND", "SELECTORS", "add_arguments", "main"]
+__all__ = ["SYMBOLS", "LEGEND", "SELECTORS", "add_arguments", "call_names", "event_lines", "main", "turn_blocks"]
 
 SYMBOLS = {FULL_ADHERENCE: "0", PARTIAL_DEVIATION: "1", CLEAR_BREACH: "2", MISSING: "?", NOT_APPLICABLE: "."}
 LEGEND = "severity: 0 full adherence, 1 partial deviation, 2 clear breach, ? missing, . not applicable"
@@ -39,6 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reasons", action="store_true", help="also print each judge's reason per turn and principle")
     parser.add_argument("--transcripts", metavar="PATH", help="transcript store (default: beside the cube)")
     parser.add_argument("--raw", action="store_true", help="also print the raw text of judge replies that did not parse")
+    with_examples(parser, "multiverse show runs/quickstart --system drifting --role tutor --user-sim pushy --replicate 0 --item 3",
+                  "multiverse show runs/quickstart --system drifting --role tutor --user-sim pushy --replicate 0 --item 3 --reasons")
 
 
 def _select(cube, args: argparse.Namespace) -> dict[str, object]:
@@ -71,7 +80,7 @@ def _store_path(cube_path: Path, explicit: str | None) -> Path:
 
 def _unparsed(cube_path: Path, transcript_id: str) -> dict[int, list[tuple[str, str]]]:
     """turn -> [(judge, raw text)] of the conversation's unparseable judge replies."""
-    import json
+    from multiverse.core.files import read_regular
 
     from multiverse._run.runner import UNPARSED_FILE
 
@@ -79,11 +88,15 @@ def _unparsed(cube_path: Path, transcript_id: str) -> dict[int, list[tuple[str, 
     if not path.exists():
         raise FileNotFoundError(f"--raw: no {UNPARSED_FILE} at {path} (written by multiverse run --out)")
     out: dict[int, list[tuple[str, str]]] = {}
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
+    for number, line in enumerate(read_regular(path, what="file of unparseable replies").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
             entry = json.loads(line)
             if entry["transcript_id"] == transcript_id:
-                out.setdefault(int(entry["turn"]), []).append((entry["judge"], entry["text"]))
+                out.setdefault(int(entry["turn"]), []).append((str(entry["judge"]), str(entry["text"])))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{number}: not a record of an unparseable reply ({type(exc).__name__})") from None
     return out
 
 
@@ -106,13 +119,14 @@ def main(args: argparse.Namespace) -> int:
     labels = " ".join(f"{d}={chosen[d]}" for d in SELECTORS)
     print(labels)
     if not transcript_id:
-        print("not run (excluded by the experiment)")
+        from multiverse.cube.summary import absence
+
+        print(f"no conversation: {absence(cube, chosen)}")
         return 0
     cell = "/".join(str(conversation[v].item()) for v in ("mode", "strategy", "target_principle"))
-    print(
-        f"transcript {transcript_id}  ended {conversation['ended'].item()}  target {cell}  "
-        f"origin {conversation['origin'].item()}"
-    )
+    target = cell if cell.strip("/") else "-"  # recorded conversations have no target cell or origin
+    origin = str(conversation["origin"].item()) or "-"
+    print(f"transcript {transcript_id}  ended {conversation['ended'].item()}  target {target}  origin {origin}")
     print(LEGEND)
     transcript = None
     if args.text:
@@ -122,8 +136,12 @@ def main(args: argparse.Namespace) -> int:
         if not path.exists():
             print(f"multiverse show: --text: no transcript store at {path}", file=sys.stderr)
             return 2
-        with TranscriptStore(path) as store:
-            transcript = store.get(transcript_id)
+        with TranscriptStore.open_existing(path) as store:
+            try:
+                transcript = store.get(transcript_id)
+            except KeyError as exc:
+                print(f"multiverse show: --text: {exc.args[0]}", file=sys.stderr)
+                return 2
     unparsed: dict[int, list[tuple[str, str]]] = {}
     if args.raw:
         try:
@@ -144,25 +162,29 @@ def main(args: argparse.Namespace) -> int:
     columns = judges + (["truth"] if "truth" in cube else [])
     width = max(len(p) for p in principles) + 2
     severity = conversation["severity"].sel(principle=principles)
-    assistant = transcript.assistant_events if transcript is not None else ()
+    # a likert judge's rating (multiverse.core.scales) is shown as the number in place of its -2 severity
+    rating = conversation["rating"].sel(principle=principles) if "rating" in cube else None
+    blocks = turn_blocks(transcript) if transcript is not None else []
+    names = call_names(transcript) if transcript is not None else {}
+    replies = transcript.n_turns if transcript is not None else 0
     for turn in cube["turn"].values.tolist():
         values = severity.sel(turn=turn)
+        rated = rating.sel(turn=turn) if rating is not None else None
         truth = conversation["truth"].sel(turn=turn) if "truth" in cube else None
-        if bool((values == NOT_APPLICABLE).all()) and (truth is None or bool((truth == NOT_APPLICABLE).all())):
+        said = blocks[turn - 1] if turn <= replies else []
+        if (not said and bool((values == NOT_APPLICABLE).all()) and (truth is None or bool((truth == NOT_APPLICABLE).all()))
+                and (rated is None or bool(rated.isnull().all()))):
             continue
         tag = f"{conversation['tag_mode'].sel(turn=turn).item()}/{conversation['tag_strategy'].sel(turn=turn).item()}"
         print(f"\nturn {turn}  user tag {tag if tag != '/' else '-'}")
-        if transcript is not None and turn <= len(assistant):
-            reply = assistant[turn - 1]
-            before = [e for e in transcript.events if e.turn < reply.turn and e.actor == "user"]
-            if before:
-                print(f"  user: {before[-1].text}")
-            print(f"  assistant: {reply.text}")
-            for action in reply.actions:
-                print(f"  action: {action.name} {dict(action.arguments)}")
+        for event in said:
+            print("\n".join(event_lines(event, names)))
         print("  " + " " * width + " ".join(f"{c:>10}" for c in columns))
         for principle in principles:
             row = [SYMBOLS[int(values.sel(principle=principle, judge=j))] for j in judges]
+            if rated is not None:
+                given = rated.sel(principle=principle).values
+                row = [f"{given[i]:g}" if given[i] == given[i] else symbol for i, symbol in enumerate(row)]
             if truth is not None:
                 row.append(SYMBOLS[int(truth.sel(principle=principle))])
             print(f"  {principle:<{width}}" + " ".join(f"{v:>10}" for v in row))
@@ -172,4 +194,60 @@ def main(args: argparse.Namespace) -> int:
             for principle in principles:
                 for judge, reason in sorted(stated.get((turn, principle), []), key=lambda jr: judges.index(jr[0])):
                     print(f"  reason {judge} {principle}: {reason}")
+    if len(blocks) > replies:
+        print("\nafter the last assistant turn")
+        for event in blocks[replies]:
+            print("\n".join(event_lines(event, names)))
     return 0
+
+
+def turn_blocks(transcript: Transcript) -> list[list[Event]]:
+    """A transcript's events, each exactly once, grouped by the assistant turn they belong to.
+
+    Block ``i`` (assistant turn ``i + 1``) holds the events after the previous
+    block up to and including the ``i + 1``-th assistant event, then the tool
+    results right after it (the answers to its calls).  Events after the last
+    block (a final user message) form one more block.
+    """
+    blocks: list[list[Event]] = [[]]
+    for event in transcript.events:
+        closed = len(blocks) > 1 and not blocks[-1]
+        if event.actor == "tool" and closed and blocks[-2][-1].actor in ("assistant", "tool"):
+            blocks[-2].append(event)
+            continue
+        blocks[-1].append(event)
+        if event.actor == "assistant":
+            blocks.append([])
+    return blocks if blocks[-1] else blocks[:-1]
+
+
+def call_names(transcript: Transcript) -> dict[str, str]:
+    """Tool-call id -> the name of the tool called, from the assistant events that made the calls."""
+    return {
+        str(call_id): action.name
+        for event in transcript.assistant_events
+        for call_id, action in zip(event.meta.get("tool_call_ids") or (), event.actions)
+    }
+
+
+def event_lines(event: Event, names: Mapping[str, str] | None = None) -> list[str]:
+    """The lines ``show --text`` prints for one event: who, what they said, each tool call.
+
+    ``names`` (tool-call id -> tool name, :func:`call_names`) names a tool
+    result whose event does not carry the tool's name.
+    """
+    who = event.actor
+    if event.actor == "tool":
+        call = str(event.meta.get("tool_call_id") or "")
+        name = event.meta.get("name") or event.meta.get("action") or (names or {}).get(call) or call
+        who = f"tool result{f' ({name})' if name else ''}"
+    elif event.set_role is not None:
+        who = f"{event.actor} (set_role {event.set_role})"
+    text = event.text.replace("\n", "\n    ")
+    if not text and not event.actions:
+        recorded = ", ".join(f"{key} {value}" for key, value in sorted(event.meta.items()))
+        text = f"({recorded})" if event.actor == "system" and recorded else "(no text)"  # a system event: what it records
+    lines = [f"  {who}: {text}"] if text else []
+    for action in event.actions:
+        lines.append(f"  {event.actor} tool call: {action.name} {json.dumps(dict(action.arguments), sort_keys=True, default=str)}")
+    return lines

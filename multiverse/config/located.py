@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from multiverse.core.files import InputFileError, read_regular
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -125,26 +127,38 @@ def load_located(path: str | Path) -> Located:
     Raises
     ------
     SpecError
-        With one :class:`Problem` when the file is unreadable, not UTF-8, over
-        :data:`MAX_FILE_BYTES`, empty, not YAML, past :data:`MAX_VALUES` or
+        With one :class:`Problem` when the file is unreadable, not a regular
+        file (a FIFO or device is refused before reading), not UTF-8, over
+        :data:`MAX_FILE_BYTES`, empty, not YAML (a control character is named
+        with its line and column), past :data:`MAX_VALUES` or
         nested too deeply, or has a duplicate mapping key (the problem then
         names the key's dotted field, ``roles.triage``, and the line of its
         first use).
     """
     path_str = str(path)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise SpecError([Problem(path_str, None, "", f"cannot read file: {exc.strerror or type(exc).__name__}")]) from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise SpecError([Problem(path_str, None, "", f"file too large: a spec file may hold at most {MAX_FILE_BYTES:,} bytes")])
+        raw = read_regular(path, limit=MAX_FILE_BYTES, what="spec file")
+    except InputFileError as exc:
+        message = str(exc).removeprefix(f"{path_str}: ")
+        if "too large" in message:
+            message = f"file too large: a spec file may hold at most {MAX_FILE_BYTES:,} bytes"
+        raise SpecError([Problem(path_str, None, "", message)]) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise SpecError([Problem(path_str, line, "", f"not UTF-8 text (byte {exc.start})")]) from None
     return parse_located(text, path_str)
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of character ``offset`` of ``text``."""
+    before = text[:offset]
+    return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
 
 
 def parse_located(text: str, path: str = "<string>") -> Located:
@@ -159,9 +173,13 @@ def parse_located(text: str, path: str = "<string>") -> Located:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
-        raise SpecError([Problem(path, line, "", f"invalid YAML: {exc.problem or exc.context}")]) from None
+        raise SpecError([Problem(path, line, "", f"invalid YAML: {_one_line(exc.problem or exc.context)}")]) from None
+    except yaml.reader.ReaderError as exc:
+        line, column = _position(text, exc.position)
+        message = f"invalid YAML: control character #x{exc.character:04x} at column {column} (not allowed in YAML)"
+        raise SpecError([Problem(path, line, "", message)]) from None
     except yaml.YAMLError as exc:
-        raise SpecError([Problem(path, None, "", f"invalid YAML: {exc}")]) from None
+        raise SpecError([Problem(path, None, "", f"invalid YAML: {_one_line(exc)}")]) from None
     except _TooManyValues:
         message = f"too many values: aliases expand this file past {MAX_VALUES:,} values"
         raise SpecError([Problem(path, None, "", message)]) from None

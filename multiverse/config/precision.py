@@ -22,18 +22,19 @@ The cells are the ``role/user_sim/condition`` combinations; the estimand is
 ``sum_c w_c (mean_c(a) - mean_c(b))`` over the item pool (``items:`` slots of
 every cell), with the weights normalised to sum to 1.  Weights are fixed by the
 file, so the allocation (how many items each cell gets) never changes what is
-estimated.  The block is read field by field, every problem reported as
-``FILE:LINE: precision.<field>: expected ..., got ...``, through the ``add``
-callback of the experiment's field reader.
+estimated.  The block is read field by field through the experiment's
+:class:`~multiverse.config.fields.FieldReader`, every problem reported as
+``FILE:LINE: precision.<field>: expected ..., got ...``.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
+
+from multiverse.config.fields import FieldReader, join, suggest
 
 __all__ = ["BOUNDED_RULES", "PRECISION_KEYS", "Precision", "read_precision"]
 
@@ -102,38 +103,29 @@ class Precision:
         return out
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, (int, float)):
-        return f"a number ({value})"
-    if isinstance(value, str):
-        return f"a string ({value[:40]!r})"
-    if value is None:
-        return "nothing (null)"
-    return "a list" if isinstance(value, list) else "a mapping" if isinstance(value, Mapping) else type(value).__name__
-
-
 def read_precision(
+    reader: FieldReader,
     value: Any,
-    add: Callable[[str, str], None],
     *,
     systems: Sequence[str],
     judges: Sequence[str],
+    standards: Sequence[str],
     cells: Sequence[str],
     pool: int,
     seed_battery: bool = True,
 ) -> Precision | None:
-    """Read the ``precision:`` block, reporting every problem through ``add(field, message)``.
+    """Read the ``precision:`` block, reporting every problem through the experiment's field reader.
 
     Parameters
     ----------
+    reader
+        The experiment's :class:`~multiverse.config.fields.FieldReader`.
     value
         The block as parsed from YAML.
-    add
-        The field reader's problem callback (``field`` is the dotted path).
     systems, judges
         The experiment's system and judge labels.
+    standards
+        The standards the experiment scores (``dims.standard``, else every registered one).
     cells
         The ``role/user_sim/condition`` cells, in grid order.
     pool
@@ -147,104 +139,82 @@ def read_precision(
     Returns
     -------
     Precision or None
-        ``None`` when anything was wrong (every problem added).
+        ``None`` when anything was wrong (every problem recorded on ``reader``).
     """
-    before: list[str] = []
-
-    def problem(key: str, message: str) -> None:
-        before.append(key)
-        add(f"precision.{key}" if key else "precision", message)
-
-    def expected(key: str, what: str, got: Any) -> None:
-        problem(key, f"expected {what}, got {_describe(got)}")
-
-    if not isinstance(value, Mapping):
-        expected("", "a mapping", value)
+    before = len(reader.problems)
+    block = reader.mapping(value, "precision", required=("contrast", "standard", "rule"), optional=PRECISION_KEYS)
+    if block is None:
         return None
     if not seed_battery:
-        problem("", "expected an experiment of seed batteries (items:, search: seed_only conditions, "
-                    "no budget: or rollouts:), got a campaign or recorded conversations")
-    for key in value:
-        if str(key) not in PRECISION_KEYS:
-            problem(str(key), f"unknown key '{key}': expected one of {', '.join(PRECISION_KEYS)}")
+        reader.problem("precision", "expected an experiment of seed batteries (items:, search: seed_only conditions, "
+                                    "no budget: or rollouts:), got a campaign or recorded conversations")
 
-    def number(key: str, default: float | None, *, low: float, high: float | None = None,
-               closed_low: bool = False) -> float | None:
-        raw = value.get(key, default)
-        if raw is None:
-            return None
-        ok = isinstance(raw, (int, float)) and not isinstance(raw, bool) and math.isfinite(raw)
-        ok = ok and (raw >= low if closed_low else raw > low) and (high is None or raw < high)
-        if not ok:
-            bounds = f"{'>=' if closed_low else '>'} {low:g}" + (f" and < {high:g}" if high is not None else "")
-            expected(key, f"a number {bounds}", raw)
-            return None
-        return float(raw)
+    def field(key: str) -> str:
+        return join("precision", key)
 
-    def integer(key: str, default: int | None, *, low: int) -> int | None:
-        raw = value.get(key, default)
-        if raw is None:
-            return None
-        if isinstance(raw, bool) or not isinstance(raw, int) or raw < low:
-            expected(key, f"an integer >= {low}", raw)
-            return None
-        return raw
+    def number(key: str, default: float | None, *, low: float, high: float, closed_low: bool = False) -> float | None:
+        raw = block.get(key, default)
+        return None if raw is None else reader.number(raw, field(key), low=low, high=high, above=not closed_low, below=True)
 
-    def choice(key: str, default: str | None, options: Sequence[str], what: str) -> str | None:
-        raw = value.get(key, default)
-        if raw not in options:
-            expected(key, f"{what} ({', '.join(options)})", raw)
-            return None
-        return str(raw)
+    def integer(key: str, default: int | None) -> int | None:
+        raw = block.get(key, default)
+        return None if raw is None else reader.integer(raw, field(key), low=1)
 
-    contrast = value.get("contrast")
-    if not (isinstance(contrast, list) and len(contrast) == 2 and all(isinstance(s, str) for s in contrast)):
-        expected("contrast", "a list of two system labels [a, b] (a minus b)", contrast)
-        contrast = None
-    elif contrast[0] == contrast[1] or any(s not in systems for s in contrast):
-        expected("contrast", f"two different labels of systems: ({', '.join(systems)})", contrast)
-        contrast = None
-    judge = choice("judge", judges[0] if judges else None, judges, "a judge label")
-    standard = value.get("standard")
-    if not isinstance(standard, str) or not standard:
-        expected("standard", "a standard's name", standard)
-    rule = choice("rule", None, BOUNDED_RULES, "a rule whose values lie in [0, 1]")
+    contrast = block.get("contrast")
+    if "contrast" in block:
+        if not (isinstance(contrast, list) and len(contrast) == 2 and all(isinstance(s, str) for s in contrast)):
+            reader.expected(field("contrast"), "a list of two system labels [a, b] (a minus b)", contrast)
+            contrast = None
+        elif contrast[0] == contrast[1] or any(s not in systems for s in contrast):
+            reader.problem(field("contrast"), f"expected two different labels of systems: ({', '.join(systems)}), "
+                                              f"got {contrast[0]!r} and {contrast[1]!r}")
+            contrast = None
+    judge = None
+    if judges:  # none: dims.judge's own problem
+        judge = reader.one_of(block.get("judge", judges[0]), field("judge"), judges, what="judge label")
+    standard = reader.one_of(block["standard"], field("standard"), standards, what="standard") if "standard" in block else None
+    rule = block.get("rule")
+    if "rule" in block and rule not in BOUNDED_RULES:
+        reader.expected(field("rule"), f"a rule whose values lie in [0, 1] ({', '.join(BOUNDED_RULES)})", rule)
     weights: dict[str, float] = {cell: 1.0 for cell in cells}
-    if "weights" in value:
-        raw = value["weights"]
-        if not isinstance(raw, Mapping) or not raw:
-            expected("weights", "a mapping of role/user_sim/condition cells to weights", raw)
-        else:
+    if "weights" in block:
+        raw = reader.mapping(block["weights"], field("weights"), any_keys=True,
+                             what="a mapping of role/user_sim/condition cells to weights")
+        if raw is not None and not raw:
+            reader.problem(field("weights"), "expected at least one cell, got an empty mapping")
+        elif raw:
             weights = {}
             for cell, w in raw.items():
-                if str(cell) not in cells:
-                    problem(f"weights.{cell}", f"unknown cell '{cell}': expected one of {', '.join(cells)}")
-                elif isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w <= 0:
-                    expected(f"weights.{cell}", "a positive number", w)
+                where = join(field("weights"), cell)
+                if cell not in cells:
+                    reader.problem(where, f"unknown cell '{cell}'{suggest(cell, cells)}: expected one of {', '.join(cells)}")
                 else:
-                    weights[str(cell)] = float(w)
+                    read = reader.number(w, where, low=0.0, above=True, what="a positive number")
+                    if read is not None:
+                        weights[cell] = read
     half_width = number("half_width", None, low=0.0, high=1.0)
     difference = number("difference", None, low=0.0, high=2.0)
-    if ("half_width" in value) == ("difference" in value):
-        problem("", "expected exactly one target: half_width, or difference (with power)")
-    if "power" in value and "difference" not in value:
-        problem("power", "only used with difference")
+    if ("half_width" in block) == ("difference" in block):
+        reader.problem("precision", "expected exactly one target: half_width, or difference (with power)")
+    if "power" in block and "difference" not in block:
+        reader.problem(field("power"), "only used with difference")
     power = number("power", 0.8, low=0.5, high=1.0, closed_low=True)
     level = number("level", 0.95, low=0.5, high=1.0)
-    batch = integer("batch", 40, low=1)
-    max_items = integer("max_items", None, low=1)
-    allocation = choice("allocation", "neyman", ALLOCATIONS, "an allocation")
-    floor = number("floor", 0.5, low=0.0, high=1.0)
+    batch = integer("batch", 40)
+    max_items = integer("max_items", None)
+    allocation = reader.one_of(block.get("allocation", "neyman"), field("allocation"), ALLOCATIONS, what="allocation")
+    floor = number("floor", 0.5, low=0.0, high=1.0, closed_low=True)
     if allocation == "neyman" and floor is not None and floor <= 0:
-        expected("floor", "a number > 0 for neyman allocation", floor)
+        reader.expected(field("floor"), "a number > 0 for neyman allocation", floor)
     prior_sd = number("prior_sd", 0.5, low=0.0, high=2.0)
-    if before:
+    read = (contrast, judge, standard, power, level, batch, allocation, floor, prior_sd)
+    if len(reader.problems) > before or any(v is None for v in read) or not weights:
         return None
-    total = sum(weights.values())
-    assert contrast is not None and judge and rule and power and level and batch and allocation
+    assert contrast is not None and judge and standard and power and level and batch and allocation
     assert floor is not None and prior_sd is not None
+    total = sum(weights.values())
     return Precision(
-        contrast=(contrast[0], contrast[1]), judge=judge, standard=str(standard), rule=rule,
+        contrast=(contrast[0], contrast[1]), judge=judge, standard=standard, rule=str(rule),
         weights={cell: w / total for cell, w in weights.items()}, half_width=half_width, difference=difference,
         power=power, level=level, batch=batch, max_items=max_items if max_items is not None else pool * len(weights),
         allocation=allocation, floor=floor, prior_sd=prior_sd,

@@ -24,19 +24,21 @@ a string, ``null`` or a list of ``{"type": "text", "text": ...}`` parts; tool
 calls become the assistant event's actions (their ``arguments`` a JSON object
 or its JSON text), tool messages ``tool`` events.  Blank lines are skipped.
 
-Every problem is reported as ``path:line: field: message``.
+Every problem is reported as ``path:line: field: message`` by the one field
+reader (:class:`~multiverse.config.fields.FieldReader`), each line a document of its own.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from multiverse.config.located import Problem, SpecError
+from multiverse.config.fields import FieldReader
+from multiverse.config.located import Located, Problem, SpecError
 from multiverse.core.choices import Condition, ModelSpec
 from multiverse.core.schema import ENDED_STATES
 from multiverse.core.transcript import Action, Event, Transcript
@@ -90,75 +92,60 @@ class Rollouts:
         return {c.item: c.transcript for c in self.conversations if c.system == system and c.role == role}
 
 
-class _Line:
-    """Problems of one line, located."""
-
-    def __init__(self, path: str, number: int, problems: list[Problem]):
-        self.path, self.number, self.problems = path, number, problems
-
-    def add(self, field: str, message: str) -> None:
-        self.problems.append(Problem(self.path, self.number, field, message))
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-def _text(content: Any, field: str, line: _Line) -> str | None:
+def _text(content: Any, field: str, reader: FieldReader) -> str | None:
     if content is None or isinstance(content, str):
         return content or ""
     if isinstance(content, list):
         parts = []
         for i, part in enumerate(content):
             if not isinstance(part, Mapping) or part.get("type") != "text" or not isinstance(part.get("text"), str):
-                line.add(f"{field}.{i}", 'expected a {"type": "text", "text": "..."} part')
+                reader.expected(f"{field}.{i}", 'a {"type": "text", "text": "..."} part', part)
                 return None
             parts.append(part["text"])
         return "\n".join(parts)
-    line.add(field, f"expected a string, null or a list of text parts, got {_kind(content)}")
+    reader.expected(field, "a string, null or a list of text parts", content)
     return None
 
 
-def _actions(calls: Any, field: str, line: _Line) -> tuple[tuple[str, Action], ...] | None:
-    if not isinstance(calls, list):
-        line.add(field, f"expected a list of tool calls, got {_kind(calls)}")
+def _actions(calls: Any, field: str, reader: FieldReader) -> tuple[tuple[str, Action], ...] | None:
+    items = reader.items(calls, field, non_empty=False, what="a list of tool calls")
+    if items is None:
         return None
     out = []
-    for i, call in enumerate(calls):
+    for i, call in enumerate(items):
         where = f"{field}.{i}"
         function = call.get("function") if isinstance(call, Mapping) else None
-        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not function["name"]:
-            line.add(f"{where}.function.name", "expected a tool call with a function name")
+        name = function.get("name") if isinstance(function, Mapping) else None
+        if reader.string(name, f"{where}.function.name", what="a tool call's function name") is None:
             return None
         arguments = function.get("arguments", {})
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
-                line.add(f"{where}.function.arguments", f"not valid JSON ({exc.msg} at character {exc.pos})")
+                reader.problem(f"{where}.function.arguments", f"expected JSON text of an object, got invalid JSON ({exc.msg} at character {exc.pos})")
                 return None
         if not isinstance(arguments, Mapping):
-            line.add(f"{where}.function.arguments", f"expected a JSON object, got {_kind(arguments)}")
+            reader.expected(f"{where}.function.arguments", "a JSON object", arguments)
             return None
-        out.append((str(call.get("id") or f"call_{i}"), Action(function["name"], dict(arguments))))
+        out.append((str(call.get("id") or f"call_{i}"), Action(name, dict(arguments))))
     return tuple(out)
 
 
-def _events(messages: Any, line: _Line) -> tuple[Event, ...] | None:
-    if not isinstance(messages, list) or not messages:
-        line.add("messages", f"expected a non-empty list of chat messages, got {_kind(messages)}")
+def _events(messages: Any, reader: FieldReader) -> tuple[Event, ...] | None:
+    items = reader.items(messages, "messages", what="a non-empty list of chat messages")
+    if items is None:
         return None
     events: list[Event] = []
-    for i, message in enumerate(messages):
+    for i, message in enumerate(items):
         field = f"messages.{i}"
         if not isinstance(message, Mapping):
-            line.add(field, f"expected a chat message object, got {_kind(message)}")
+            reader.expected(field, "a chat message object", message)
             return None
-        actor = message.get("role")
-        if actor not in MESSAGE_ROLES:
-            line.add(f"{field}.role", f"expected one of {', '.join(MESSAGE_ROLES)}, got {actor!r}")
+        actor = reader.one_of(message.get("role"), f"{field}.role", MESSAGE_ROLES, what="message role")
+        if actor is None:
             return None
-        text = _text(message.get("content"), f"{field}.content", line)
+        text = _text(message.get("content"), f"{field}.content", reader)
         if text is None:
             return None
         if actor == "system" and i == 0:
@@ -166,9 +153,9 @@ def _events(messages: Any, line: _Line) -> tuple[Event, ...] | None:
         calls: tuple[tuple[str, Action], ...] = ()
         if "tool_calls" in message and message["tool_calls"] is not None:
             if actor != "assistant":
-                line.add(f"{field}.tool_calls", f"only assistant messages make tool calls, not {actor} messages")
+                reader.problem(f"{field}.tool_calls", f"only assistant messages make tool calls, not {actor} messages")
                 return None
-            found = _actions(message["tool_calls"], f"{field}.tool_calls", line)
+            found = _actions(message["tool_calls"], f"{field}.tool_calls", reader)
             if found is None:
                 return None
             calls = found
@@ -181,35 +168,25 @@ def _events(messages: Any, line: _Line) -> tuple[Event, ...] | None:
             meta["tool_call_ids"] = [call_id for call_id, _ in calls]
         events.append(Event(len(events) + 1, actor, text, tuple(a for _, a in calls), None, meta))
     if not any(e.actor == "assistant" for e in events):
-        line.add("messages", "no assistant message: nothing to judge")
+        reader.problem("messages", "no assistant message: nothing to judge")
         return None
     return tuple(events)
 
 
-def _conversation(data: Any, line: _Line) -> Recorded | None:
-    if not isinstance(data, Mapping):
-        line.add("", f"expected a JSON object per line, got {_kind(data)}")
+def _conversation(reader: FieldReader) -> Recorded | None:
+    data = reader.mapping(reader.located.data, "", required=("system", "role", "item", "messages"), optional=("ended",),
+                          what="a JSON object per line")
+    if data is None:
         return None
-    for key in data:
-        if key not in LINE_KEYS:
-            line.add(str(key), f"unknown key (expected {', '.join(LINE_KEYS)})")
-    labels = {}
-    for key in ("system", "role"):
-        value = data.get(key)
-        if not isinstance(value, str) or not value:
-            line.add(key, f"required: a non-empty string label, got {_kind(value)}")
-        labels[key] = value
-    item = data.get("item")
-    if isinstance(item, bool) or not isinstance(item, int) or item < 0:
-        line.add("item", f"required: a non-negative integer, got {item!r}")
-    ended = data.get("ended", "completed")
-    if ended not in ENDED_STATES:
-        line.add("ended", f"expected one of {', '.join(ENDED_STATES)}, got {ended!r}")
-    events = _events(data.get("messages"), line)
-    if line.problems or events is None:
+    system = reader.string(data["system"], "system", what="a non-empty label") if "system" in data else None
+    role = reader.string(data["role"], "role", what="a non-empty role id") if "role" in data else None
+    item = reader.integer(data["item"], "item", low=0) if "item" in data else None
+    ended = reader.one_of(data.get("ended", "completed"), "ended", ENDED_STATES, what="ending")
+    events = _events(data["messages"], reader) if "messages" in data else None
+    if reader.problems or events is None or system is None or role is None or item is None:
         return None
     scenario = {"source": "rollouts", "item": item}
-    return Recorded(labels["system"], labels["role"], item, Transcript(labels["role"], events, scenario, ended))
+    return Recorded(system, role, item, Transcript(role, events, scenario, ended))
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -244,24 +221,23 @@ def read_rollouts(path: str | Path, *, roles: Sequence[str] | None = None) -> Ro
     conversations: list[Recorded] = []
     seen: dict[tuple[str, str, int], int] = {}
     for number, text in _lines(source):
-        line = _Line(name, number, [])
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            line.add("", f"not valid JSON ({exc.msg} at column {exc.colno})")
-            problems += line.problems
+            problems.append(Problem(name, number, "", f"expected a JSON object per line, got invalid JSON ({exc.msg} at column {exc.colno})"))
             continue
-        found = _conversation(data, line)
+        reader = FieldReader(Located(data=data, lines={"": number}, path=name))
+        found = _conversation(reader)
         if found is not None:
             if roles is not None and found.role not in roles:
-                line.add("role", f"{found.role!r} is not a role of the experiment ({', '.join(roles)})")
+                reader.problem("role", f"{found.role!r} is not a role of the experiment ({', '.join(roles)})")
             key = (found.system, found.role, found.item)
             if key in seen:
-                line.add("item", f"item {found.item} of system {found.system!r}, role {found.role!r} is already on line {seen[key]}")
+                reader.problem("item", f"item {found.item} of system {found.system!r}, role {found.role!r} is already on line {seen[key]}")
             seen.setdefault(key, number)
-            if not line.problems:
+            if not reader.problems:
                 conversations.append(found)
-        problems += line.problems
+        problems += reader.problems
     if not problems and not conversations:
         problems.append(Problem(name, None, "", "no conversations (expected one JSON object per line)"))
     if problems:
@@ -269,14 +245,12 @@ def read_rollouts(path: str | Path, *, roles: Sequence[str] | None = None) -> Ro
     return Rollouts(name, tuple(conversations))
 
 
-def experiment_rollouts(
-    value: str, *, base: Path, add: Callable[[str, str], None], problems: list[Problem]
-) -> Rollouts | None:
+def experiment_rollouts(value: str, *, base: Path, reader: FieldReader) -> Rollouts | None:
     """The rollouts file an experiment's ``rollouts:`` names, read and checked, or ``None`` on problems.
 
-    Problems inside the file are appended to ``problems`` as located there;
-    file-level ones (missing, empty) are reported on the experiment's
-    ``rollouts`` field through ``add``.
+    Problems inside the file are added to the experiment reader's problems as
+    located there; file-level ones (missing, empty) are reported on the
+    experiment's ``rollouts`` field.
     """
     path = Path(os.path.expanduser(value))
     try:
@@ -284,16 +258,16 @@ def experiment_rollouts(
     except SpecError as exc:
         for problem in exc.problems:
             if problem.line is None:
-                add("rollouts", f"{problem.path}: {problem.message}")
+                reader.problem("rollouts", f"{problem.path}: {problem.message}")
             else:
-                problems.append(problem)
+                reader.problems.append(problem)
         return None
 
 
 def recorded_dims(
     recorded: Rollouts,
     *,
-    add: Callable[[str, str], None],
+    reader: FieldReader,
     roles: tuple[str, ...] | None,
     systems: dict[str, ModelSpec] | None,
     user_sims: dict[str, ModelSpec],
@@ -306,20 +280,20 @@ def recorded_dims(
     system's model string is then only a label on the cube).  The user
     simulator and the condition are single :data:`RECORDED` placeholders
     (the condition's horizon the longest conversation) unless given, one each.
-    Problems are reported through ``add(field, message)``.
+    Problems are reported on ``reader``.
     """
     roles = recorded.roles() if roles is None else roles
     for role in recorded.roles():
         if role not in roles:
-            add("roles", f"the rollouts file has conversations of role {role!r}, not listed here")
+            reader.problem("roles", f"the rollouts file has conversations of role {role!r}, not listed here")
     if systems is None:
         systems = {label: ModelSpec(RECORDED) for label in recorded.systems()}
     for label in recorded.systems():
         if label not in systems:
-            add("systems", f"the rollouts file has conversations of system {label!r}, not listed here")
+            reader.problem("systems", f"the rollouts file has conversations of system {label!r}, not listed here")
     user_sims = user_sims or {RECORDED: ModelSpec(RECORDED)}
     conditions = conditions or {RECORDED: Condition(horizon=recorded.horizon, search="seed_only")}
     for field, values in (("dims.user_sim", user_sims), ("dims.condition", conditions)):
         if len(values) != 1:
-            add(field, "expected one label when rollouts: is set (conversations are read, not generated)")
+            reader.problem(field, "expected one label when rollouts: is set (conversations are read, not generated)")
     return roles, systems, user_sims, conditions

@@ -1,7 +1,7 @@
 """Reading role and contract files into :mod:`multiverse.config.spec_types` values.
 
 Each ``parse_*`` function reads a located YAML document through a
-:class:`~multiverse.config.spec_check.FieldReader`, records every problem it finds on
+:class:`~multiverse.config.fields.FieldReader`, records every problem it finds on
 the reader, and returns the value or ``None`` when the file has problems.
 """
 
@@ -12,8 +12,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from multiverse.config.fields import FILE_ID, IDENTIFIER, SEED_ID, FieldReader, describe, join, suggest
+from multiverse.config.canary_parse import parse_canaries
 from multiverse.config.located import SpecError, load_located
-from multiverse.config.spec_check import FILE_ID, IDENTIFIER, SEED_ID, FieldReader, describe, join, suggest
 from multiverse.config.spec_types import (
     LEVELS,
     MODALITIES,
@@ -31,7 +32,8 @@ SPECS_ENV = "MULTIVERSE_SPECS"
 """Environment variable naming the specs folder (the one holding ``roles/``)."""
 
 _ROLE_KEYS_REQUIRED = ("id", "version", "system_prompt", "context", "modalities", "opens", "principles")
-_ROLE_KEYS_OPTIONAL = ("contract", "tools", "seeds", "opening_turn")
+_ROLE_KEYS_OPTIONAL = ("contract", "tools", "seeds", "opening_turn", "canaries")
+
 _PRINCIPLE_KEYS = ("id", "statement", "standard", "criteria")
 _CRITERION_KEYS = ("description", "example")
 _SEED_KEYS_REQUIRED = ("id", "persona", "situation", "goal", "pressure", "cell", "frame")
@@ -209,6 +211,8 @@ def parse_role(reader: FieldReader, *, specs_dir: str | Path | None = None) -> R
     tools = _parse_tools(reader, data["tools"]) if "tools" in data else ()
     contract = _parse_role_contract(reader, data, principle_ids, specs_dir) if "contract" in data else None
     seeds = _parse_seeds(reader, data["seeds"], principle_ids) if "seeds" in data else ()
+    tool_names = None if tools is None else [t["function"]["name"] for t in tools]
+    canaries = parse_canaries(reader, data["canaries"], principle_ids, tool_names) if "canaries" in data else ()
     if modalities is not None and tools is not None:
         if tools and "tool_calls" not in modalities:
             reader.problem("modalities", "the role has tools but 'tool_calls' is not among its modalities")
@@ -230,6 +234,7 @@ def parse_role(reader: FieldReader, *, specs_dir: str | Path | None = None) -> R
         contract=contract,
         tools=tuple(tools),
         seeds=tuple(seeds),
+        canaries=tuple(canaries),
     )
 
 
@@ -471,3 +476,4 @@ def _parse_workflow(reader: FieldReader, item: dict, field_: str) -> tuple[str, 
     for i in bad:
         reader.problem(join(path, i), f"expected a non-empty string step, got {describe(steps[i])}")
     return None if bad else tuple(s.strip() for s in steps)
+

@@ -24,14 +24,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from multiverse.config.fields import FieldReader, suggest
 from multiverse.config.located import Problem, SpecError, load_located
-from multiverse.config.spec_check import FieldReader, suggest
 from multiverse.config.spec_parse import SPECS_ENV, find_specs_dir, parse_contract_file, parse_role
 from multiverse.config.spec_types import (
     LEVELS,
     MODALITIES,
     OPENERS,
     TRUSTED_ACTORS,
+    Canary,
     Contract,
     Criterion,
     Principle,
@@ -46,6 +47,7 @@ __all__ = [
     "OPENERS",
     "SPECS_ENV",
     "TRUSTED_ACTORS",
+    "Canary",
     "Contract",
     "Criterion",
     "Principle",
@@ -194,19 +196,14 @@ def spec_files(path: str | Path) -> Iterator[Path]:
         yield path
 
 
-def validate_path(
-    path: str | Path,
-    *,
-    experiment_validator: Callable[[Path], list[Problem]] | None = None,
-) -> list[Problem]:
-    """Every problem of the spec files at ``path`` (a file or a folder, searched recursively).
+def validate_path(path: str | Path) -> list[Problem]:
+    """Every problem of the role, contract and experiment files at ``path`` (a file or a folder, searched recursively).
 
     A file's kind comes from its content (see :func:`spec_kind`); a file of no
-    recognisable kind is a problem.  Roles and contracts are checked here;
-    experiment files are passed to ``experiment_validator`` (the ``multiverse
-    validate`` command passes ``multiverse.config.experiment.validate_file``) and are
-    not checked when it is ``None``.  Never raises for a bad file: an
-    unexpected error while checking one becomes a problem of that file.
+    recognisable kind is a problem.  Experiment files get every check
+    :func:`multiverse.config.experiment.validate_experiment` runs.  Never raises
+    for a bad file: an unexpected error while checking one becomes a problem of
+    that file.
     """
     path = Path(path)
     if not path.exists():
@@ -217,13 +214,13 @@ def validate_path(
     problems: list[Problem] = []
     for file in files:
         try:
-            problems += _validate_file(file, experiment_validator)
+            problems += _validate_file(file)
         except Exception as exc:  # one broken file must not hide the others
             problems.append(Problem(str(file), None, "", f"could not be checked: {exc.__class__.__name__}: {exc}"))
     return problems
 
 
-def _validate_file(path: Path, experiment_validator: Callable[[Path], list[Problem]] | None) -> list[Problem]:
+def _validate_file(path: Path) -> list[Problem]:
     try:
         located = load_located(path)
     except SpecError as exc:
@@ -235,7 +232,9 @@ def _validate_file(path: Path, experiment_validator: Callable[[Path], list[Probl
     elif kind == "contract":
         parse_contract_file(reader)
     elif kind == "experiment":
-        return [] if experiment_validator is None else list(experiment_validator(path))
+        from multiverse.config.experiment import validate_experiment
+
+        return validate_experiment(path)
     else:
         reader.problem(
             "",

@@ -40,6 +40,7 @@ from multiverse.contract._evidence import _claim_matcher
 from multiverse.contract._kernel import _UNKNOWN, _case_of, _dataset, _Events, _Groups, _judge
 from multiverse.contract._lanes import add_lanes, evidence_candidates, lanes_of
 from multiverse.contract._rules import ACTORS, REQUEST_METADATA, CaseFormatError, ContractRules, read_contract
+from multiverse.core.files import STRICT_JSON, InputFileError, read_regular
 
 __all__ = ["read_case_files"]
 
@@ -64,11 +65,7 @@ _METADATA_KEYS = tuple(f'"{key}"'.encode() for key in REQUEST_METADATA)
 _BLOCK = 1 << 24  # bytes per block of pyarrow's reader (blocks are parsed on its thread pool)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_DECODER = STRICT_JSON  # no NaN or Infinity, no key repeated within an object
 
 
 class _Plain(Exception):
@@ -84,17 +81,24 @@ def read_case_files(path: str | os.PathLike, *, contract: Any = None) -> xr.Data
     where = Path(path)
     if where.is_dir():
         files = sorted(p for p in where.iterdir() if p.is_file() and p.name.endswith(".json"))
-        records = _Files([p.read_bytes().removeprefix(b"\xef\xbb\xbf") for p in files])
+        records = _Files([_read(p) for p in files])
         names = [str(p) for p in files]
         return _from_records(records, names, multiline=True, default=contract)
     if not where.is_file():
         raise FileNotFoundError(f"{where}: no such file or folder")
     if where.suffix == ".parquet":
         return _from_parquet(where, contract)
-    data = where.read_bytes().removeprefix(b"\xef\xbb\xbf")
-    records = _Records(data)
+    records = _Records(_read(where))
     names = [f"{where}:{number}" for number in records.lines]
     return _from_records(records, names, multiline=False, default=contract)
+
+
+def _read(path: Path) -> bytes:
+    """A case file's bytes without a UTF-8 BOM (regular files only, under the input cap)."""
+    try:
+        return read_regular(path, what="case file").removeprefix(b"\xef\xbb\xbf")
+    except InputFileError as exc:
+        raise CaseFormatError(str(exc)) from None
 
 
 class _Records:

@@ -33,6 +33,7 @@ from typing import Any
 
 from multiverse.contract._case import LANES, diagnostic, evaluate_case
 from multiverse.contract._rules import CaseFormatError, read_contract
+from multiverse.core.files import InputFileError, loads_strict, read_regular
 
 __all__ = [
     "BLOCKING_LANES",
@@ -51,13 +52,9 @@ BLOCKING_LANES: tuple[str, ...] = ("violation", "invalid_fixture", "missing_cont
 _MODES = ("block", "shadow")
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _decode(text: str, where: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return loads_strict(text)
     except json.JSONDecodeError as exc:
         raise CaseFormatError(f"{where}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except (ValueError, RecursionError) as exc:
@@ -66,11 +63,11 @@ def _decode(text: str, where: str) -> Any:
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        return read_regular(path, what="case file").decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise CaseFormatError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise CaseFormatError(f"{path}: {exc.strerror or type(exc).__name__}") from None
+    except InputFileError as exc:
+        raise CaseFormatError(str(exc)) from None
 
 
 def iter_case_files(paths: Iterable[str | os.PathLike]) -> Iterator[tuple[str, Any]]:

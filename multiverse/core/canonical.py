@@ -1,14 +1,15 @@
-"""Canonical JSON bytes through orjson, exactly as the standard library writes them.
+"""Canonical JSON: the one encoding every digest of the library hashes.
 
-Cache keys, sim digests and transcript ids hash canonical JSON: sorted keys, no
-whitespace, non-ASCII characters as they are.  The standard library's
-``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``
-defines those bytes (every stored key was made with it); orjson writes the same
-bytes several times faster for all but a few values.  :func:`fast_canonical`
-returns orjson's bytes only for values it has checked orjson writes
-identically, and ``None`` for anything else, so each caller keeps its own
-standard-library call (with its own ``default`` and ``allow_nan``) as the
-reference and the fallback.
+Cache keys, spec and experiment digests, plan cell ids, replay keys, sim digests
+and transcript ids all hash canonical JSON through :func:`canonical_bytes`:
+sorted keys, no whitespace, non-ASCII characters as they are, mappings of any
+kind as objects and tuples as lists (:func:`plain`).  The standard library's
+``json.dumps(plain(value), sort_keys=True, separators=(",", ":"),
+ensure_ascii=False)`` defines those bytes (every stored key was made with it);
+orjson writes the same bytes several times faster for all but a few values.
+:func:`fast_canonical` returns orjson's bytes only for values it has checked
+orjson writes identically, and ``None`` for anything else, where
+:func:`canonical_bytes` falls back to the standard library.
 
 Where orjson differs from the standard library (found by comparing the two, see
 ``tests/core/test_canonical_json.py``):
@@ -30,12 +31,18 @@ so the walk costs a small part of the encoding it replaces).
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 import orjson
 
-__all__ = ["fast_canonical"]
+__all__ = ["canonical_bytes", "canonical_json", "digest", "fast_canonical", "plain", "text_digest"]
+
+_LEAF_TYPES = frozenset({str, int, float, bool, type(None)})
+"""Exact types that :func:`plain` returns as they are (checked before the slower ABC checks)."""
 
 _FLOAT_LOW = 1e-4
 _FLOAT_HIGH = 1e16
@@ -108,3 +115,62 @@ def fast_canonical(value: Any) -> bytes | None:
         return orjson.dumps(value, default=_mapping, option=orjson.OPT_SORT_KEYS)
     except (orjson.JSONEncodeError, TypeError, RecursionError):
         return None
+
+
+def plain(value: Any) -> Any:
+    """Return ``value`` as plain JSON types (dicts, lists, str, numbers, bool, None).
+
+    Mappings become dicts (keys as strings), sequences lists, numpy scalars
+    Python numbers.
+
+    Raises
+    ------
+    TypeError
+        For anything else: a digest never hides a value behind its ``str``.
+    """
+    kind = type(value)
+    if kind in _LEAF_TYPES:
+        return value
+    if kind is dict or kind is MappingProxyType or isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, (str, int, float, bool)):
+        return value
+    item = getattr(value, "item", None)
+    if callable(item):
+        return item()
+    raise TypeError(f"expected JSON-like data, got {type(value).__name__}: {value!r:.80}")
+
+
+def canonical_bytes(value: Any, *, allow_nan: bool = False) -> bytes:
+    """``value`` as canonical JSON bytes (see the module notes).
+
+    Parameters
+    ----------
+    value
+        JSON-like data; mappings of any kind, tuples and numpy scalars are
+        written as :func:`plain` makes them.
+    allow_nan
+        Write NaN and infinities as ``NaN`` / ``Infinity`` (transcripts and the
+        offline world's inputs may hold them); by default they are a ``ValueError``.
+    """
+    fast = fast_canonical(value)
+    if fast is not None:
+        return fast
+    return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan).encode()
+
+
+def canonical_json(value: Any) -> str:
+    """:func:`canonical_bytes` as text."""
+    return canonical_bytes(value).decode()
+
+
+def digest(value: Any, *, length: int = 64, allow_nan: bool = False) -> str:
+    """The sha256 (hex, its first ``length`` digits) of ``value``'s canonical JSON."""
+    return hashlib.sha256(canonical_bytes(value, allow_nan=allow_nan)).hexdigest()[:length]
+
+
+def text_digest(text: str) -> str:
+    """The sha256 (hex) of a text's UTF-8 bytes: how a canary's reply is identified (no JSON around it)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from multiverse.core.schema import PANEL_COMBINES, SEARCHES
+from multiverse.core.canonical import plain
+from multiverse.core.schema import SEARCHES
 
 __all__ = [
     "SIM_PREFIX",
@@ -23,6 +24,7 @@ __all__ = [
     "Condition",
     "Budget",
     "JudgeSpec",
+    "model_to_yaml",
 ]
 
 
@@ -92,6 +94,22 @@ RESERVED_PARAM_KEYS: Mapping[str, str] = MappingProxyType(
     }
 )
 """Call parameters a model spec's ``params`` must not hold, with what to do instead."""
+
+
+def model_to_yaml(spec: ModelSpec) -> dict[str, Any]:
+    """A model spec as an experiment file writes it (plain JSON types; unset keys left out)."""
+    out: dict[str, Any] = {"model": spec.model}
+    if spec.api_base:
+        out["api_base"] = spec.api_base
+    if spec.params:
+        out["params"] = plain(spec.params)
+    if spec.template:
+        out["template"] = spec.template
+    if spec.response_format is not None:
+        out["response_format"] = plain(spec.response_format)
+    if spec.seed is not None:
+        out["seed"] = spec.seed
+    return out
 
 
 def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -218,28 +236,53 @@ class Budget:
 
 @dataclass(frozen=True)
 class JudgeSpec:
-    """One value of the ``judge`` dim.
+    """One value of the ``judge`` dim: a judge kind and what its YAML value says.
 
-    ``kind`` is ``model`` (an LLM judge: ``model`` and ``template``),
-    ``deterministic`` (a registered judge such as ``contract``, by ``name``) or
-    ``panel`` (``combine`` in ``any`` / ``majority`` / ``unanimous`` over the
-    judge labels in ``members``; ``outvote_exact`` lets model votes overrule a
-    deterministic member's clear breach, which otherwise stands).
+    Attributes
+    ----------
+    judge_kind
+        The registered kind (:class:`~multiverse.core.judgment.JudgeKind`) that
+        read the value and builds the judge; it travels with the spec, so a
+        spec built in one process builds its judge in another.
+    spec
+        What the kind's ``parse`` returned (a :class:`ModelSpec` for a model
+        judge, a registered name for a deterministic one, a panel's members and
+        rule for a panel, anything for a kind registered by a user).
+    value
+        The YAML value in plain JSON types, as the kind writes it back
+        (:meth:`to_yaml`).
     """
 
-    kind: str
-    model: ModelSpec | None = None
-    name: str | None = None
-    members: tuple[str, ...] = ()
-    combine: str | None = None
-    outvote_exact: bool = False
+    judge_kind: Any
+    spec: Any = None
+    value: Any = None
 
-    def __post_init__(self) -> None:
-        if self.kind not in ("model", "deterministic", "panel"):
-            raise ValueError(f"judge kind: expected model, deterministic or panel, got {self.kind!r}")
-        if self.kind == "model" and self.model is None:
-            raise ValueError("model judge: a model is required")
-        if self.kind == "deterministic" and not self.name:
-            raise ValueError("deterministic judge: a registered name is required")
-        if self.kind == "panel" and (self.combine not in PANEL_COMBINES or not self.members):
-            raise ValueError("panel judge: expected combine any/majority/unanimous over a non-empty members list")
+    @property
+    def kind(self) -> str:
+        """The kind's name (``model``, ``deterministic``, ``panel`` or a registered one)."""
+        return str(self.judge_kind.name)
+
+    @property
+    def model(self) -> ModelSpec | None:
+        """The model a judge of this spec calls through the client, or ``None``."""
+        return self.judge_kind.model_of(self.spec)
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        """Labels of the judges this one combines (a panel's members)."""
+        return tuple(self.judge_kind.members_of(self.spec))
+
+    @property
+    def exact(self) -> bool:
+        """Whether a panel treats this judge's clear breaches as exact."""
+        return bool(self.judge_kind.exact)
+
+    def describe(self) -> str:
+        """What the cube's ``judge_model`` coordinate says of this judge."""
+        describe = self.judge_kind.describe
+        return self.kind if describe is None else str(describe(self.spec))
+
+    def to_yaml(self) -> Any:
+        """The judge's value as an experiment file writes it."""
+        to_yaml = self.judge_kind.to_yaml
+        return self.value if to_yaml is None else to_yaml(self.spec)

@@ -20,22 +20,28 @@ layers, which therefore depend on the protocol only, never on a judge module.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from multiverse.core.registry import Registry
 from multiverse.core.schema import MISSING, MISSING_REASONS, NOT_APPLICABLE
 from multiverse.core.transcript import Transcript
 
 __all__ = [
+    "JUDGE_KINDS",
     "NO_REASON",
     "REASON_CODES",
     "Judge",
+    "JudgeBuildContext",
     "JudgeContext",
+    "JudgeKind",
     "Judgment",
     "judge_transcripts",
+    "members_of",
+    "register_judge_kind",
 ]
 
 NO_REASON = -1
@@ -115,6 +121,10 @@ class JudgeContext:
     members
         For panels: member label -> its judgments of the same transcripts
         (``None`` where the member did not judge that transcript).
+    system
+        The model (:class:`~multiverse.core.choices.ModelSpec`) whose replies
+        are judged, where one system wrote them all (``None`` otherwise); a
+        judge that is told who wrote a reply (the ``reveal`` probe) reads it here.
     """
 
     principle_ids: tuple[str, ...]
@@ -122,26 +132,22 @@ class JudgeContext:
     client: Any = None
     replicate: int = 0
     members: Mapping[str, Sequence[Judgment | None]] = field(default_factory=dict)
+    system: Any = None
 
 
 @runtime_checkable
 class Judge(Protocol):
     """A judge: transcripts in, one :class:`Judgment` per transcript out.
 
-    Attributes
-    ----------
-    kind
-        ``model``, ``deterministic`` or ``panel`` (the cube's ``judge_kind``).
-    members
-        Labels of the judges whose judgments this one combines (panels); empty otherwise.
+    An object with :meth:`judge` is a judge.  One that combines other judges'
+    judgments (a panel) also has ``members``: the labels of the judges it
+    combines, whose judgments it finds in ``context.members``; without the
+    attribute a judge combines none.
 
-    Implementing one is a class with these two attributes and :meth:`judge`;
-    register it by name (:func:`multiverse.judge.register_judge`) and an
-    experiment can name it as ``{deterministic: <name>}``.
+    A judge reaches an experiment through a judge kind
+    (:func:`register_judge_kind`) or, for a deterministic judge, by name
+    (:func:`multiverse.judge.register_judge`, named as ``{deterministic: <name>}``).
     """
-
-    kind: str
-    members: tuple[str, ...]
 
     async def judge(
         self, transcripts: Sequence[Transcript], *, roles: Sequence[Any], context: JudgeContext
@@ -165,6 +171,7 @@ async def judge_transcripts(
     replicate: int = 0,
     planned: Mapping[str, Sequence[bool]] | None = None,
     known: Mapping[str, Sequence[Judgment | None]] | None = None,
+    system: Any = None,
 ) -> dict[str, list[Judgment | None]]:
     """Every judge's judgments of every transcript: the one judging path.
 
@@ -190,6 +197,8 @@ async def judge_transcripts(
         judge is not judged by it (``None`` in its list).  Default: all planned.
     known
         Judgments already made (label -> per transcript), which panels may combine.
+    system
+        The model that wrote every judged reply, when one did (:attr:`JudgeContext.system`).
 
     Returns
     -------
@@ -219,6 +228,7 @@ async def judge_transcripts(
             client=client,
             replicate=replicate,
             members={m: [values[i] for i in picked] for m, values in members.items()},
+            system=system,
         )
         found = await judge.judge([transcripts[i] for i in picked], roles=[roles[i] for i in picked], context=context) if picked else []
         if len(found) != len(picked):
@@ -232,14 +242,156 @@ async def judge_transcripts(
             row[i] = judgment
         out[label] = row
 
-    plain = {label: judge for label, judge in judges.items() if not judge.members}
+    plain = {label: judge for label, judge in judges.items() if not members_of(judge)}
     await asyncio.gather(*(one(label, judge, {}) for label, judge in plain.items()))
     seen = {**dict(known or {}), **out}
     for label, judge in judges.items():
         if label in plain:
             continue
-        absent = [m for m in judge.members if m not in seen]
+        absent = [m for m in members_of(judge) if m not in seen]
         if absent:
             raise ValueError(f"panel {label!r}: members {absent} were not judged")
-        await one(label, judge, {m: seen[m] for m in judge.members})
+        await one(label, judge, {m: seen[m] for m in members_of(judge)})
     return {label: out[label] for label in judges}
+
+
+def members_of(judge: Judge) -> tuple[str, ...]:
+    """The labels of the judges ``judge`` combines (a panel's members); empty for every other judge."""
+    return tuple(getattr(judge, "members", ()))
+
+
+# --- judge kinds ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeBuildContext:
+    """What building one judge of an experiment may read.
+
+    Attributes
+    ----------
+    label
+        The judge's label in the experiment.
+    judges
+        Every judge of the experiment, label -> :class:`~multiverse.core.choices.JudgeSpec`
+        (a panel reads its members' kinds here).
+    """
+
+    label: str
+    judges: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _no_model(spec: Any) -> None:
+    return None
+
+
+def _no_members(spec: Any) -> tuple[str, ...]:
+    return ()
+
+
+@dataclass(frozen=True)
+class JudgeKind:
+    """A kind of judge the ``judge`` dim may name: how its YAML value is read and how it becomes a :class:`Judge`.
+
+    An experiment names a kind by the key its YAML value carries
+    (``{deterministic: contract}``, ``{panel: [a, b], combine: any}``,
+    ``{model: ..., template: ...}``, or a plain model string for ``model``).
+
+    Attributes
+    ----------
+    name
+        The kind's name, the key that names it in YAML and the cube's ``judge_kind``.
+    parse
+        ``parse(value, reader, field) -> spec``: reads the YAML value, recording
+        every problem on ``reader`` (``reader.problem(field, message)``) and
+        returning ``None`` when there was one.
+    build
+        ``build(spec, context) -> Judge`` with a :class:`JudgeBuildContext`.
+    to_yaml
+        ``spec -> value``: the spec as YAML would write it (``None``: the value as
+        it was read), for the experiment's record and its digest.
+    model_of
+        ``spec -> ModelSpec | None``: the model a judge of this kind calls
+        through the client (model judges); ``None`` for judges that call none.
+    members_of
+        ``spec -> labels`` of the judges it combines (panels).
+    describe
+        ``spec -> str`` for the cube's ``judge_model`` coordinate (default: the kind's name).
+    exact
+        Whether a panel treats this kind's clear breaches as exact (they stand
+        unless the panel lets model votes outvote them).
+    """
+
+    name: str
+    parse: Callable[[Any, Any, str], Any]
+    build: Callable[[Any, JudgeBuildContext], Judge]
+    to_yaml: Callable[[Any], Any] | None = None
+    model_of: Callable[[Any], Any] = _no_model
+    members_of: Callable[[Any], tuple[str, ...]] = _no_members
+    describe: Callable[[Any], str] | None = None
+    exact: bool = False
+
+
+JUDGE_KINDS: Registry[JudgeKind] = Registry("judge kind", builtins="multiverse.judge.kinds")
+"""The registered judge kinds: ``model``, ``deterministic`` and ``panel`` built in (:mod:`multiverse.judge.kinds`)."""
+
+
+class _UserParse:
+    """A user's ``parse(value) -> spec`` as a kind's located parser: an exception is a problem at the field."""
+
+    def __init__(self, parse: Callable[[Any], Any]):
+        self.parse = parse
+
+    def __call__(self, value: Any, reader: Any, field: str) -> Any:
+        try:
+            return self.parse(value)
+        except (ValueError, TypeError, KeyError) as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            reader.problem(field, str(message))
+            return None
+
+
+def register_judge_kind(
+    name: str,
+    *,
+    parse: Callable[[Any], Any],
+    build: Callable[[Any, JudgeBuildContext], Judge],
+    describe: Callable[[Any], str] | None = None,
+    exact: bool = False,
+    overwrite: bool = False,
+) -> JudgeKind:
+    """Register a kind of judge that experiment files can name, from code outside the package.
+
+    Parameters
+    ----------
+    name
+        The kind's name; an experiment names it as a key of a judge's YAML
+        mapping: ``judge: {mine: {<name>: ..., other_option: ...}}``.
+    parse
+        ``parse(value) -> spec``: validates the judge's YAML value (the whole
+        mapping) and returns what ``build`` needs; a ``ValueError``,
+        ``TypeError`` or ``KeyError`` it raises becomes a located problem of
+        ``multiverse validate`` (``path:line: dims.judge.<label>: message``).
+    build
+        ``build(spec, context) -> Judge``: an object with
+        ``async judge(transcripts, *, roles, context) -> list[Judgment]``;
+        ``context`` is a :class:`JudgeBuildContext`.
+    describe
+        ``spec -> str`` for the cube's ``judge_model`` coordinate (default: ``name``).
+    exact
+        Whether panels treat its clear breaches as exact, as they do the
+        role-contract oracle's.
+    overwrite
+        Replace a kind registered under the same name.
+
+    Returns
+    -------
+    JudgeKind
+
+    Examples
+    --------
+    >>> kind = register_judge_kind("always_clean", parse=lambda value: None,
+    ...                            build=lambda spec, context: my_judge)  # doctest: +SKIP
+    """
+    kind = JudgeKind(name, parse=_UserParse(parse), build=build, describe=describe, exact=exact)
+    JUDGE_KINDS.register(name, kind, overwrite=overwrite)
+    return kind

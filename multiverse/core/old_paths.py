@@ -44,6 +44,7 @@ OLD_PATHS: dict[str, str] = {
     "multiverse.choices": "multiverse.core.choices",
     "multiverse.registry": "multiverse.core.registry",
     "multiverse.transcript": "multiverse.core.transcript",
+    "multiverse.sim.config": "multiverse.config.sim_block",
 }
 """Old module or package path -> its new path; a package's submodules follow it."""
 

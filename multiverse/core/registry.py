@@ -1,18 +1,26 @@
 """``Registry[T]``: named things of one kind that users can add to.
 
-Judges, evidentiary standards, scoring rules and adapters are looked up by the
-names an experiment file or a call gives; each kind keeps one
-:class:`Registry`.  It is a small ordered map with the rules every such table
-needs: built-ins first in registration order, a taken name refused unless
-``overwrite=True``, an unknown name an error that lists the known ones, and an
-optional check run on every registered value.  The standard library has no
-such type and the evaluation harnesses that have one (lm-eval's
-``register_*`` decorators, inspect_ai's registry) tie it to their own task
-objects, hence this one (stdlib only, so every layer may use it).
+Judge kinds, deterministic judges, evidentiary standards, scoring rules,
+embedders and tool environments are looked up by the names an experiment file
+or a call gives; each kind keeps one :class:`Registry`.  It is a small ordered
+map with the rules every such table needs: built-ins first in registration
+order, a taken name refused unless ``overwrite=True``, an unknown name an error
+that lists the known ones, and an optional check run on every registered value.
+
+A registry read by an earlier stage than the one defining its built-ins (the
+experiment reader checks judge kinds and scoring names, which the judge and
+scoring stages define) names the module that registers them, ``builtins=``: it
+is imported the first time the registry is used, as a plugin's entry point
+would be, so the reader never imports a later stage itself.
+
+The standard library has no such type and the evaluation harnesses that have
+one (lm-eval's ``register_*`` decorators, inspect_ai's registry) tie it to
+their own task objects, hence this one (stdlib only, so every layer may use it).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar, overload
 
@@ -31,6 +39,8 @@ class Registry(Generic[T]):
     check
         Called on every value before it is registered; returns the value to
         store (e.g. a wrapped form) or raises ``ValueError``/``TypeError``.
+    builtins
+        The module that registers the built-in values, imported on first use.
 
     Examples
     --------
@@ -46,10 +56,17 @@ class Registry(Generic[T]):
     ('red', 'blue')
     """
 
-    def __init__(self, kind: str, *, check: Callable[[str, T], T] | None = None):
+    def __init__(self, kind: str, *, check: Callable[[str, T], T] | None = None, builtins: str | None = None):
         self.kind = kind
         self._check = check
+        self._builtins = builtins
         self._items: dict[str, T] = {}
+
+    def _load_builtins(self) -> None:
+        """Import the module registering the built-ins, once (its own registrations land first)."""
+        if self._builtins is not None:
+            module, self._builtins = self._builtins, None
+            importlib.import_module(module)
 
     @overload
     def register(self, name: str, value: T, *, overwrite: bool = False) -> T: ...
@@ -71,6 +88,7 @@ class Registry(Generic[T]):
         """
         if value is None:
             return lambda found: self.register(name, found, overwrite=overwrite)
+        self._load_builtins()
         if not isinstance(name, str) or not name:
             raise ValueError(f"{self.kind} name: expected a non-empty string, got {name!r}")
         if name in self._items and not overwrite:
@@ -86,6 +104,7 @@ class Registry(Generic[T]):
         KeyError
             Naming the registered values, if there is none by that name.
         """
+        self._load_builtins()
         try:
             return self._items[name]
         except KeyError:
@@ -93,6 +112,7 @@ class Registry(Generic[T]):
 
     def get(self, name: str, default: T | None = None) -> T | None:
         """The value registered as ``name``, or ``default``."""
+        self._load_builtins()
         return self._items.get(name, default)
 
     def unregister(self, name: str) -> None:
@@ -102,21 +122,26 @@ class Registry(Generic[T]):
 
     def names(self) -> tuple[str, ...]:
         """Registered names, in registration order (built-ins first)."""
+        self._load_builtins()
         return tuple(self._items)
 
     def copy(self) -> Registry[T]:
         """An independent registry with the same entries (e.g. for a test)."""
+        self._load_builtins()
         other: Registry[T] = Registry(self.kind, check=self._check)
         other._items = dict(self._items)
         return other
 
     def __contains__(self, name: object) -> bool:
+        self._load_builtins()
         return name in self._items
 
     def __iter__(self) -> Iterator[str]:
+        self._load_builtins()
         return iter(self._items)
 
     def __len__(self) -> int:
+        self._load_builtins()
         return len(self._items)
 
     def __repr__(self) -> str:

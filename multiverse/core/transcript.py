@@ -14,18 +14,17 @@ turn, principle, judge); :func:`multiverse.judge_reasons` reads them as a table.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from multiverse.core.canonical import fast_canonical
+from multiverse.core.canonical import digest
 
-__all__ = ["REASON_FIELDS", "Action", "Event", "Transcript", "TranscriptStore", "transcript_inputs"]
+__all__ = ["REASON_FIELDS", "Action", "Event", "StoreError", "Transcript", "TranscriptStore", "transcript_inputs"]
 
 REASON_FIELDS = (
     "system", "role", "user_sim", "condition", "replicate", "item", "turn", "principle", "judge",
@@ -121,11 +120,7 @@ class Transcript:
 
     def digest(self) -> str:
         """Content address: sha256 of the canonical JSON without the id."""
-        body = self.to_dict(include_id=False)
-        text = fast_canonical(body)
-        if text is None:
-            text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        return hashlib.sha256(text).hexdigest()[:32]
+        return digest(self.to_dict(include_id=False), length=32, allow_nan=True)
 
     @property
     def assistant_events(self) -> tuple[Event, ...]:
@@ -206,54 +201,138 @@ def transcript_inputs(transcript: Transcript) -> list[dict[str, Any]]:
     return out
 
 
+class StoreError(ValueError):
+    """A transcript store that cannot be read (not a SQLite file, damaged, without this library's tables) or written.
+
+    The message is one line naming the file.
+    """
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_READ_ERRORS = (sqlite3.Error, ValueError, KeyError, TypeError, AttributeError)
+
+
 class TranscriptStore:
     """An id -> transcript map in one SQLite file.
 
     Writes are single transactions; re-putting an id is a no-op (content
     addressed), so concurrent or repeated runs never corrupt the store.
+
+    Parameters
+    ----------
+    path
+        The SQLite file, created with its tables when missing.
+    scrub
+        Applied to every transcript's JSON text and every reason before it is
+        stored (the run passes :func:`multiverse.llm.redact.scrub`, so no known
+        secret value reaches the file).
+
+    See Also
+    --------
+    TranscriptStore.open_existing : read a store that must already exist, without writing to it.
     """
 
     FILENAME = "transcripts.sqlite"
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, scrub: Callable[[str], str] | None = None):
         self.path = Path(path)
+        self._scrub = scrub
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # A run inside a running event loop (a notebook) writes from its loop's worker thread while
         # the thread that opened the store waits: handed over, never shared, hence no thread check.
-        self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS transcripts (id TEXT PRIMARY KEY, body TEXT NOT NULL)"
-        )
         columns = ", ".join(f"{name} {'INTEGER' if name in ('replicate', 'item', 'turn') else 'TEXT'} NOT NULL"
                             for name in REASON_FIELDS)
-        self._conn.execute(
-            f"CREATE TABLE IF NOT EXISTS reasons ({columns}, PRIMARY KEY ({', '.join(_REASON_KEY)}))"
-        )
-        self._conn.commit()
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("CREATE TABLE IF NOT EXISTS transcripts (id TEXT PRIMARY KEY, body TEXT NOT NULL)")
+            self._conn.execute(f"CREATE TABLE IF NOT EXISTS reasons ({columns}, PRIMARY KEY ({', '.join(_REASON_KEY)}))")
+            self._conn.commit()
+        except sqlite3.Error as exc:
+            if hasattr(self, "_conn"):
+                self._conn.close()
+            raise StoreError(f"{self.path}: cannot open the transcript store ({' '.join(str(exc).split())})") from None
+
+    @classmethod
+    def open_existing(cls, path: str | Path) -> TranscriptStore:
+        """Open a store that must exist, read-only: nothing is created or written.
+
+        Raises
+        ------
+        StoreError
+            If ``path`` is not a regular file, not a SQLite database, damaged,
+            or has no ``transcripts`` table of this library's form.
+        """
+        path = Path(path)
+        store = cls.__new__(cls)
+        store.path, store._scrub = path, None
+        try:
+            if not path.is_file():
+                raise StoreError(f"{path}: not a transcript store (not a regular file)")
+            with open(path, "rb") as handle:
+                header = handle.read(len(_SQLITE_HEADER))
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot read the transcript store ({exc.strerror})") from None
+        if header != _SQLITE_HEADER:
+            raise StoreError(f"{path}: not a transcript store (not a SQLite database)")
+        try:
+            store._conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60,
+                                          check_same_thread=False)
+            columns = {row[1] for row in store._conn.execute("PRAGMA table_info(transcripts)")}
+        except sqlite3.Error as exc:
+            raise StoreError(f"{path}: not a readable transcript store ({' '.join(str(exc).split())})") from None
+        if not {"id", "body"} <= columns:
+            store._conn.close()
+            raise StoreError(f"{path}: not a transcript store (no transcripts table with id and body)")
+        return store
+
+    def _read(self, query: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._conn.execute(query, args).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: damaged transcript store ({' '.join(str(exc).split())})") from None
+
+    def _write(self, query: str, rows: list[tuple[Any, ...]]) -> None:
+        try:
+            with self._conn:
+                self._conn.executemany(query, rows)
+        except sqlite3.Error as exc:  # a full disk, a read-only folder
+            raise StoreError(f"{self.path}: cannot write the transcript store ({' '.join(str(exc).split())})") from None
 
     def put(self, transcripts: Iterable[Transcript]) -> None:
-        """Store transcripts (one transaction)."""
-        rows = [(t.id, json.dumps(t.to_dict(), sort_keys=True, ensure_ascii=False)) for t in transcripts]
-        with self._conn:
-            self._conn.executemany("INSERT OR IGNORE INTO transcripts VALUES (?, ?)", rows)
+        """Store transcripts (one transaction).
+
+        Raises
+        ------
+        StoreError
+            If the file cannot be written (a full disk).
+        """
+        scrub = self._scrub or (lambda text: text)
+        rows = [(t.id, scrub(json.dumps(t.to_dict(), sort_keys=True, ensure_ascii=False))) for t in transcripts]
+        self._write("INSERT OR IGNORE INTO transcripts VALUES (?, ?)", rows)
 
     def put_reasons(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Store judge reasons (one transaction), each row holding every name of :data:`REASON_FIELDS`.
 
         A row for a (conversation, turn, principle, judge) already stored replaces it.
         """
-        values = [tuple(row[name] for name in REASON_FIELDS) for row in rows]
+        scrub = self._scrub or (lambda text: text)
+        values = [tuple(scrub(row[name]) if name == "reason" else row[name] for name in REASON_FIELDS) for row in rows]
         marks = ", ".join("?" * len(REASON_FIELDS))
-        with self._conn:
-            self._conn.executemany(f"INSERT OR REPLACE INTO reasons VALUES ({marks})", values)
+        self._write(f"INSERT OR REPLACE INTO reasons VALUES ({marks})", values)
 
     def reasons(self) -> list[dict[str, Any]]:
-        """Every stored judge reason as a dict of :data:`REASON_FIELDS`, in key order."""
-        cursor = self._conn.execute(
-            f"SELECT {', '.join(REASON_FIELDS)} FROM reasons ORDER BY {', '.join(_REASON_KEY)}"
-        )
-        return [dict(zip(REASON_FIELDS, row)) for row in cursor]
+        """Every stored judge reason as a dict of :data:`REASON_FIELDS`, in key order (none in a store without them).
+
+        Raises
+        ------
+        StoreError
+            If the reasons table is not of this library's form.
+        """
+        if not self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'reasons'"):
+            return []
+        rows = self._read(f"SELECT {', '.join(REASON_FIELDS)} FROM reasons ORDER BY {', '.join(_REASON_KEY)}")
+        return [dict(zip(REASON_FIELDS, row)) for row in rows]
 
     def get(self, transcript_id: str) -> Transcript:
         """The transcript with this id.
@@ -262,22 +341,23 @@ class TranscriptStore:
         ------
         KeyError
             If the store holds no such transcript.
+        StoreError
+            If the stored transcript cannot be read.
         """
-        row = self._conn.execute(
-            "SELECT body FROM transcripts WHERE id = ?", (transcript_id,)
-        ).fetchone()
-        if row is None:
+        rows = self._read("SELECT body FROM transcripts WHERE id = ?", (transcript_id,))
+        if not rows:
             raise KeyError(f"{self.path}: no transcript with id {transcript_id!r}")
-        return Transcript.from_dict(json.loads(row[0]))
+        try:
+            return Transcript.from_dict(json.loads(rows[0][0]))
+        except _READ_ERRORS as exc:
+            detail = " ".join(str(exc).split())[:120]
+            raise StoreError(f"{self.path}: transcript {transcript_id!r} is damaged ({type(exc).__name__}: {detail})") from None
 
     def __contains__(self, transcript_id: object) -> bool:
-        row = self._conn.execute(
-            "SELECT 1 FROM transcripts WHERE id = ?", (transcript_id,)
-        ).fetchone()
-        return row is not None
+        return bool(self._read("SELECT 1 FROM transcripts WHERE id = ?", (transcript_id,)))
 
     def __len__(self) -> int:
-        return int(self._conn.execute("SELECT COUNT(*) FROM transcripts").fetchone()[0])
+        return int(self._read("SELECT COUNT(*) FROM transcripts")[0][0])
 
     def close(self) -> None:
         self._conn.close()

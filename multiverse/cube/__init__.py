@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from multiverse.core.lazy import lazy_exports
 
-__all__ = ["check_cube", "encode_attrs", "judge_reasons", "new_cube", "open_cube", "save_cube", "to_long", "with_truth_judge"]
+__all__ = ["check_cube", "decode_attrs", "encode_attrs", "judge_reasons", "new_cube", "open_cube", "save_cube", "to_long", "with_truth_judge"]
 
 _EXPORTS = {
     "new_cube": "multiverse.cube.build",
     "check_cube": "multiverse.cube.build",
     "encode_attrs": "multiverse.cube.build",
+    "decode_attrs": "multiverse.cube.build",
     "to_long": "multiverse.cube.build",
     "with_truth_judge": "multiverse.cube.build",
     "open_cube": "multiverse.cube.io",

@@ -18,7 +18,7 @@ import xarray as xr
 
 from multiverse.core import schema as S
 
-__all__ = ["new_cube", "encode_attrs", "check_cube", "to_long", "with_truth_judge"]
+__all__ = ["new_cube", "encode_attrs", "decode_attrs", "check_cube", "to_long", "with_truth_judge"]
 
 
 def new_cube(
@@ -39,6 +39,11 @@ def new_cube(
 ) -> xr.Dataset:
     """An empty cube: every severity not applicable (-2), conversation fields blank.
 
+    A cell whose ``ended`` stays blank holds no conversation: the caller had
+    none for those labels (not in the data, or excluded by the experiment;
+    :func:`multiverse.cube.summary.absence`).  ``failed`` is kept for a
+    conversation that started and broke off, which an empty cell is not.
+
     Parameters
     ----------
     system, role, user_sim, condition, principle, judge
@@ -57,7 +62,9 @@ def new_cube(
         Extra non-dim coordinates, ``name -> (dim, values)``, e.g.
         ``{"system_model": ("system", [...])}``.
     attrs
-        Provenance attrs; dict values are stored as JSON text so netCDF can hold them.
+        Provenance attrs, kept as given (dicts and lists stay dicts and lists);
+        the writers store them as JSON text (:func:`encode_attrs`) and
+        :func:`multiverse.open_cube` decodes them again.
     """
     def labels(value: int | Sequence[int], start: int) -> np.ndarray:
         if isinstance(value, (int, np.integer)):
@@ -84,9 +91,8 @@ def new_cube(
     }
     if with_truth:
         data_vars["truth"] = (S.TRUTH_DIMS, np.full(shape[:-1], S.NOT_APPLICABLE, dtype=np.int8))
-    for name in S.CONVERSATION_VARS:  # a conversation that never ran has failed
-        blank = "failed" if name == "ended" else ""
-        data_vars[name] = (S.CONVERSATION_DIMS, np.full(conv_shape, blank, dtype=object))
+    for name in S.CONVERSATION_VARS:
+        data_vars[name] = (S.CONVERSATION_DIMS, np.full(conv_shape, "", dtype=object))
     for name in S.TURN_VARS:
         data_vars[name] = (S.CONVERSATION_DIMS + ("turn",), np.full(turn_shape, "", dtype=object))
 
@@ -105,12 +111,12 @@ def new_cube(
     for name, (dim, values) in (coords or {}).items():
         all_coords[name] = (dim, np.asarray(list(values)))
     ds = xr.Dataset(data_vars, coords=all_coords)
-    ds.attrs.update(encode_attrs(attrs or {}))
+    ds.attrs.update(dict(attrs or {}))
     return ds
 
 
 def encode_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
-    """Attrs netCDF can store: mappings and lists become JSON text."""
+    """Attrs netCDF can store: mappings and lists become JSON text (:func:`decode_attrs` reverses it)."""
     out: dict[str, Any] = {}
     for key, value in attrs.items():
         if isinstance(value, (Mapping, list, tuple)):
@@ -119,6 +125,21 @@ def encode_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = int(value)
         elif value is None:
             out[key] = ""
+        else:
+            out[key] = value
+    return out
+
+
+def decode_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """Attrs as Python values: JSON text of an object or a list (as :func:`encode_attrs` writes it) decoded."""
+    out: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if isinstance(value, str) and value[:1] in "{[":
+            try:
+                decoded = json.loads(value)
+            except ValueError:
+                decoded = value
+            out[key] = decoded if isinstance(decoded, (dict, list)) else value
         else:
             out[key] = value
     return out
@@ -161,7 +182,8 @@ def to_long(
     -------
     pandas.DataFrame
         Columns: the nine severity dims, ``severity``, ``truth`` (when the cube
-        has it), the per-conversation fields (the contract judge's lanes among
+        has it), ``rating`` (when some judge labels on the likert scale; its
+        rated rows are kept), the per-conversation fields (the contract judge's lanes among
         them, when the cube has them), and ``reason`` when asked for.
 
     Raises
@@ -177,8 +199,13 @@ def to_long(
     if "truth" in cube:
         truth = cube["truth"].transpose(*S.TRUTH_DIMS).broadcast_like(sev).transpose(*S.SEVERITY_DIMS)
         frame["truth"] = truth.values.reshape(-1)
+    if "rating" in cube:  # likert judges' ratings (multiverse.core.scales): a rated cell's severity is -2
+        frame["rating"] = cube["rating"].transpose(*S.SEVERITY_DIMS).values.reshape(-1)
     if not include_not_applicable:
-        frame = frame[frame["severity"] != S.NOT_APPLICABLE]
+        keep = frame["severity"] != S.NOT_APPLICABLE
+        if "rating" in frame:
+            keep |= frame["rating"].notna()
+        frame = frame[keep]
     conv_vars = [v for v in S.CONVERSATION_VARS + S.CONTRACT_VARS if v in cube]
     if conv_vars:
         conv = cube[conv_vars].to_dataframe().reset_index()

@@ -2,61 +2,116 @@
 
 The files need nothing from this library to open: severities are stored as
 int8 with no ``_FillValue`` (the codes -1 and -2 are data, not fill), text as
-plain variable-length strings, and provenance attrs as JSON text.
+plain variable-length strings, and provenance attrs as JSON text (decoded to
+dicts and lists again by :func:`open_cube`).  Missing data stays missing on
+disk too (:mod:`multiverse.cube.integrity`): every chunk is written and
+carries a checksum, a zarr store's int8 code arrays have fill value -1 (so an
+absent chunk reads as missing, never as 0), its metadata is consolidated
+(plain ``xarray.open_zarr`` reads it without a warning), and :func:`open_cube`
+refuses a store with absent chunks or one that differs from the checksums its
+run recorded.
 
-Output folders (of ``multiverse run``, ``multiverse report``, ...) follow one
-rule, :func:`check_output_dir`: a folder is replaced only when it is missing,
-empty, or an earlier output of the same command (marked by the manifest file
-:data:`MANIFEST_NAME` that :func:`replace_dir` writes), and never when it is,
-or contains, the working directory or a protected input (the cache, the
-experiment file, the specs).  The new contents are built beside the folder and
-swapped in as a whole (:func:`replace_dir`).
+Output folders follow one rule, :mod:`multiverse.core.outputs`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
-import tempfile
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import xarray as xr
 
-from multiverse.core.process import process_alive
+from multiverse.core.outputs import replace_dir
+from multiverse.core.schema import MISSING
+from multiverse.cube.build import decode_attrs, encode_attrs
+from multiverse.cube.integrity import DamagedStoreError, check_sizes, check_store
 
-__all__ = ["save_cube", "open_cube", "replace_dir", "check_output_dir", "OutputDirError", "CUBE_NAMES", "MANIFEST_NAME"]
+__all__ = [
+    "save_cube", "open_cube", "CUBE_NAMES", "DamagedStoreError", "ZARR_WRITE", "consolidate", "netcdf_encoding",
+    "stringified", "zarr_encoding",
+]
 
 CUBE_NAMES = ("cube.nc", "cube.zarr")
 """File names a run folder holds its cube under, in the order :func:`open_cube` looks."""
-MANIFEST_NAME = "multiverse-output.json"
-"""The file marking a folder as an output of this library (``{"kind": ..., "files": [...], ...}``)."""
-_STAGING = re.compile(r"^\.(?P<name>.+)\.(?:new|old)-(?:(?P<pid>\d+)-)?[^.-]*$")
+_STRING = np.dtypes.StringDType()
+ZARR_WRITE: dict[str, Any] = {"zarr_format": 3, "write_empty_chunks": True, "consolidated": False}
+"""Options of every ``to_zarr`` of a cube: zarr v3, every chunk written (an absent one is damage)."""
 
 
-class OutputDirError(ValueError):
-    """An output folder that must not be replaced, or cannot be written; the message is one line."""
+def _zstd() -> Any:
+    from zarr.codecs import ZstdCodec
+
+    return ZstdCodec(level=0, checksum=True)
 
 
-def _encoding(cube: xr.Dataset, *, netcdf: bool) -> dict[str, dict[str, object]]:
-    """No fill value on integers, booleans and text; text as variable-length strings in netCDF."""
+def zarr_encoding(cube: xr.Dataset) -> dict[str, dict[str, Any]]:
+    """Encoding of a cube's variables in zarr: checksummed chunks; int8 codes filled with -1, no other fill.
+
+    The fill value is what a reader sees where a chunk is absent: -1 (missing)
+    for the severity codes, never 0 (full adherence).
+    """
+    encoding: dict[str, dict[str, Any]] = {}
+    for name, var in cube.variables.items():
+        entry: dict[str, Any] = {"compressors": [_zstd()]}
+        if var.dtype == np.int8:
+            entry["fill_value"] = MISSING
+        elif var.dtype.kind in "iubUT" or var.dtype == object:
+            entry["fill_value"] = None
+        encoding[str(name)] = entry
+    return encoding
+
+
+def netcdf_encoding(cube: xr.Dataset) -> dict[str, dict[str, object]]:
+    """No fill value on integers, booleans and text; text as variable-length strings; numbers Fletcher-32 checksummed."""
     encoding: dict[str, dict[str, object]] = {}
     for name, var in cube.variables.items():
+        entry: dict[str, object] = {}
         if var.dtype.kind in "iubU" or var.dtype == object:
-            encoding[str(name)] = {"_FillValue": None}
-        if netcdf and var.dtype == object:
-            encoding[str(name)]["dtype"] = str
+            entry["_FillValue"] = None
+        if var.dtype == object:
+            entry["dtype"] = str
+        elif var.dtype.kind in "iubf" and var.ndim:
+            entry["fletcher32"] = True
+        encoding[str(name)] = entry
     return encoding
+
+
+def consolidate(store: str | Path) -> None:
+    """Consolidate a zarr store's metadata, so plain ``xarray.open_zarr`` reads it without a warning."""
+    import zarr
+
+    with warnings.catch_warnings():
+        # zarr says consolidated metadata is not (yet) part of the v3 specification; xarray reads it
+        warnings.filterwarnings("ignore", message="Consolidated metadata", category=UserWarning)
+        zarr.consolidate_metadata(str(store), zarr_format=3)
+
+
+def _consolidated(store: Path) -> bool:
+    """Whether the zarr store at ``store`` has consolidated metadata (v3 in ``zarr.json``, v2 in ``.zmetadata``)."""
+    if (store / ".zmetadata").is_file():
+        return True
+    try:
+        root = json.loads((store / "zarr.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(root, dict) and bool(root.get("consolidated_metadata"))
+
+
+def stringified(ds: xr.Dataset) -> xr.Dataset:
+    """Text variables and coordinates as numpy's variable-width strings (zarr v3's string type)."""
+    text = {name: ds[name].astype(_STRING) for name, var in ds.variables.items() if var.dtype.kind in "OU"}
+    return ds.assign_coords({n: v for n, v in text.items() if n in ds.coords}).assign(
+        {n: v for n, v in text.items() if n not in ds.coords})
 
 
 def _plain_strings(cube: xr.Dataset) -> xr.Dataset:
     """Object arrays of text as Python ``str`` everywhere (netCDF's vlen strings need it)."""
     out = cube.copy()
+    out.attrs = encode_attrs(cube.attrs)
     for name, var in cube.variables.items():
         if var.dtype == object:
             values = np.asarray([("" if v is None else str(v)) for v in var.values.reshape(-1)], dtype=object)
@@ -87,23 +142,24 @@ def save_cube(cube: xr.Dataset, path: str | Path) -> Path:
     """
     path = Path(path)
     cube = _plain_strings(cube)
+    for name in cube.variables:
+        cube[name].encoding = {}
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".nc":
         tmp = path.with_name(f".{path.name}.tmp")
-        cube.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=_encoding(cube, netcdf=True))
+        cube.to_netcdf(tmp, engine="netcdf4", format="NETCDF4", encoding=netcdf_encoding(cube))
         os.replace(tmp, path)
     elif path.suffix == ".zarr":
-        text = [name for name, var in cube.variables.items() if var.dtype == object]
-        fixed = cube.assign({name: cube[name].astype(str) for name in text if name not in cube.indexes})
-        fixed = fixed.assign_coords({name: cube[name].astype(str) for name in text if name in cube.indexes})
+        fixed = stringified(cube)
         with replace_dir(path) as staging:
-            fixed.to_zarr(staging, mode="w", encoding=_encoding(fixed, netcdf=False))
+            fixed.to_zarr(staging, mode="w", encoding=zarr_encoding(fixed), **ZARR_WRITE)
+            consolidate(staging)
     else:
         raise ValueError(f"{path}: expected a .nc or .zarr path")
     return path
 
 
-def open_cube(path: str | Path, *, lazy: bool = True) -> xr.Dataset:
+def open_cube(path: str | Path, *, lazy: bool = True, verify: bool = True) -> xr.Dataset:
     """Open a cube written by :func:`save_cube` (or a run folder holding one), lazily by default.
 
     Parameters
@@ -118,6 +174,11 @@ def open_cube(path: str | Path, *, lazy: bool = True) -> xr.Dataset:
         folder's ``cube.zarr``) is read only as chunks are computed; a netCDF4
         file is read into memory first and then chunked.  ``False``: plain
         in-memory arrays.
+    verify
+        Check the store before reading it (:func:`multiverse.cube.integrity.check_store`):
+        a zarr store must hold every chunk, and a store in a run folder must
+        match the sha256 and dim sizes in the folder's ``run.json`` (this reads
+        the store's bytes once).
 
     The cube's ``encoding["source"]`` names the file read (so the run's
     transcript store beside it can be found, e.g. by ``to_long(cube, reasons=True)``).
@@ -126,6 +187,9 @@ def open_cube(path: str | Path, *, lazy: bool = True) -> xr.Dataset:
     ------
     FileNotFoundError
         If no cube is found at ``path``.
+    multiverse.cube.integrity.DamagedStoreError
+        If the store lacks chunks or differs from its run's record (one-line
+        message naming the store); nothing of it is read as a judgment.
     ValueError
         If the file is not a netCDF4 or zarr dataset that can be read (one-line
         message naming the file).
@@ -138,9 +202,14 @@ def open_cube(path: str | Path, *, lazy: bool = True) -> xr.Dataset:
         path = found[0]
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such cube")
+    kind = "zarr" if path.suffix == ".zarr" else "netCDF4"
+    if path.suffix != ".zarr" and not path.is_file():
+        raise ValueError(f"{path}: not a readable {kind} cube (not a regular file)")
     try:
+        if verify:
+            check_store(path)
         if path.suffix == ".zarr":
-            cube = xr.open_zarr(path, consolidated=None)
+            cube = xr.open_zarr(path, consolidated=_consolidated(path))
             cube = cube if lazy else cube.load()
         else:
             # netCDF4 (HDF5) is read whole and closed: reading it lazily from dask's threads while the file
@@ -149,10 +218,14 @@ def open_cube(path: str | Path, *, lazy: bool = True) -> xr.Dataset:
                 cube = ds.load()
             if lazy:
                 cube = cube.chunk(_unit_chunks(cube))
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
-        kind = "zarr" if path.suffix == ".zarr" else "netCDF4"
+        if verify:
+            check_sizes(path, cube.sizes)
+    except DamagedStoreError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError, IndexError, AttributeError) as exc:
         detail = " ".join(str(getattr(exc, "strerror", None) or exc).split())[:200]
         raise ValueError(f"{path}: not a readable {kind} cube ({type(exc).__name__}: {detail})") from None
+    cube.attrs = decode_attrs(cube.attrs)
     cube.encoding["source"] = str(path)
     return cube
 
@@ -161,155 +234,3 @@ def _unit_chunks(cube: xr.Dataset) -> dict[str, int]:
     """One chunk per rollout unit: size 1 along the unit dims, whole along the others."""
     unit_dims = ("system", "role", "user_sim", "condition", "replicate")
     return {str(dim): (1 if dim in unit_dims else -1) for dim in cube.dims}
-
-
-def _real(path: str | Path) -> Path:
-    return Path(os.path.realpath(os.path.expanduser(str(path))))
-
-
-def _output_kind(folder: Path) -> str | None:
-    """The ``kind`` in ``folder``'s manifest, or ``None`` when it has no readable one."""
-    try:
-        manifest = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    kind = manifest.get("kind") if isinstance(manifest, dict) else None
-    return kind if isinstance(kind, str) else None
-
-
-def check_output_dir(
-    target: str | Path, *, kind: str, protected: dict[str, str | Path | None] | None = None
-) -> Path:
-    """Check that ``target`` may be replaced by a new output of ``kind``, and that it can be written.
-
-    Call it before any expensive work, so a run refuses before paying for a
-    model call.  Nothing is changed on disk except that missing parent folders
-    are created (to test that they can be).
-
-    Parameters
-    ----------
-    target
-        The output folder.
-    kind
-        What writes it (``"run"``, ``"report"``, ...); an existing folder is
-        replaced only if it is empty or its manifest names the same kind.
-    protected
-        ``{what: path}`` inputs the folder must neither be nor contain (the
-        cache, the experiment file, the specs folder); ``None`` paths are
-        skipped.  The working directory is always protected.
-
-    Returns
-    -------
-    pathlib.Path
-        ``target`` with symlinks resolved.
-
-    Raises
-    ------
-    OutputDirError
-        With a one-line message naming the folder and the reason.
-    """
-    real = _real(target)
-    guarded = {"the working directory": Path.cwd(), **(protected or {})}
-    for what, path in guarded.items():
-        if path is None:
-            continue
-        inside = _real(path)
-        if inside == real or real in inside.parents:
-            relation = "is" if inside == real else "contains"
-            raise OutputDirError(f"output folder {target}: refusing to replace it, it {relation} {what} ({path})")
-    if real.exists() or os.path.lexists(real):
-        if not real.is_dir():
-            raise OutputDirError(f"output folder {target}: refusing to replace it, it is a file, not a folder")
-        try:
-            entries = [entry.name for entry in os.scandir(real)]
-        except OSError as exc:
-            raise OutputDirError(f"output folder {target}: cannot read it ({exc.strerror})") from None
-        found = _output_kind(real)
-        if entries and found != kind:
-            why = f"an output of 'multiverse {found}'" if found else f"not empty and has no {MANIFEST_NAME}"
-            raise OutputDirError(
-                f"output folder {target}: refusing to replace it, it is {why}; "
-                f"choose a new folder or an earlier 'multiverse {kind}' output"
-            )
-        if not os.access(real, os.W_OK | os.X_OK):
-            raise OutputDirError(f"output folder {target}: cannot replace it, it is not writable")
-    try:
-        real.parent.mkdir(parents=True, exist_ok=True)
-        os.rmdir(tempfile.mkdtemp(prefix=f".{real.name}.probe-", dir=real.parent))
-    except OSError as exc:
-        raise OutputDirError(f"output folder {target}: cannot write in {real.parent} ({exc.strerror})") from None
-    return real
-
-
-def _remove_stale_staging(target: Path) -> None:
-    """Remove ``.<name>.new-<pid>-*`` / ``.<name>.old-<pid>-*`` folders left by writers that died."""
-    try:
-        siblings = list(os.scandir(target.parent))
-    except OSError:
-        return
-    for entry in siblings:
-        match = _STAGING.match(entry.name)
-        if match is None or match["name"] != target.name:
-            continue
-        if match["pid"] is None or not process_alive(int(match["pid"])):
-            shutil.rmtree(entry.path, ignore_errors=True)
-
-
-def _umask_mode() -> int:
-    """The mode a new folder gets under the process umask (``tempfile.mkdtemp`` always uses 0700)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o777 & ~mask
-
-
-@contextmanager
-def replace_dir(target: str | Path, *, kind: str | None = None) -> Iterator[Path]:
-    """Build a folder's new contents beside it, then swap it in.
-
-    Yields a fresh temporary folder next to ``target``; when the block ends
-    without error, ``target`` (if any) is renamed aside, the new folder renamed
-    into its place and the old one removed, so readers see either the old
-    outputs or the new ones, never a mix.  On error the new folder is removed
-    and ``target`` is untouched.  Staging folders left beside ``target`` by a
-    writer that was killed are removed first; the new folder gets the mode the
-    umask gives.
-
-    Parameters
-    ----------
-    target
-        The folder to replace.
-    kind
-        When given, ``target`` must pass :func:`check_output_dir` for this kind,
-        and the new folder gets a manifest (:data:`MANIFEST_NAME`) naming it.
-
-    Raises
-    ------
-    OutputDirError
-        If ``kind`` is given and ``target`` must not be replaced.
-    """
-    if kind is not None:
-        check_output_dir(target, kind=kind)
-    target = Path(target).absolute()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_staging(target)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-{os.getpid()}-", dir=target.parent))
-    try:
-        os.chmod(staging, _umask_mode())
-        yield staging
-        if kind is not None:
-            manifest = {
-                "kind": kind,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "files": sorted(p.name for p in staging.iterdir()),
-            }
-            (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    old = None
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-{os.getpid()}-", dir=target.parent))
-        os.replace(target, old / target.name)
-    os.replace(staging, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

@@ -74,7 +74,7 @@ def judge_reasons(source: str | Path, **selection: Any) -> pd.DataFrame:
     >>> table = judge_reasons("runs/quickstart", judge="strict")  # doctest: +SKIP
     >>> table.groupby("principle").size()  # doctest: +SKIP
     """
-    with TranscriptStore(reason_store_path(source)) as store:
+    with TranscriptStore.open_existing(reason_store_path(source)) as store:
         frame = pd.DataFrame(store.reasons(), columns=list(REASON_FIELDS))
     for column in ("replicate", "item", "turn"):
         frame[column] = frame[column].astype("int64")

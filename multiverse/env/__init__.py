@@ -12,8 +12,10 @@ from the state, and records every trusted event the control plane emits;
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
+from multiverse.core.registry import Registry
 from multiverse.core.transcript import Transcript
 from multiverse.env.crm import CRM
 from multiverse.env.orders import Orders
@@ -24,8 +26,10 @@ __all__ = [
     "environment_seed", "make_environment", "replay",
 ]
 
-ENVIRONMENTS: dict[str, type[CRM] | type[Orders]] = {"web_agent": CRM, "support": Orders}
+ENVIRONMENTS: Registry[Callable[[int], Environment]] = Registry("environment")
 """Role contract name -> the environment class its conversations run against (called with the seed)."""
+ENVIRONMENTS.register("web_agent", CRM)
+ENVIRONMENTS.register("support", Orders)
 
 
 def environment_seed(*parts: Any) -> int:
@@ -52,7 +56,7 @@ def replay(transcript: Transcript) -> Environment | None:
     conversation not generated against one, e.g. imported rollouts).
     """
     opening = next((e for e in transcript.events if e.actor == "system" and ENVIRONMENT_KEY in e.meta), None)
-    by_name = {factory.name: factory for factory in ENVIRONMENTS.values()}
+    by_name = {ENVIRONMENTS[key].name: ENVIRONMENTS[key] for key in ENVIRONMENTS}
     if opening is None or opening.meta[ENVIRONMENT_KEY] not in by_name:
         return None
     env = by_name[opening.meta[ENVIRONMENT_KEY]](int(opening.meta["env_seed"]))

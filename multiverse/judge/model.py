@@ -100,7 +100,8 @@ def _inputs_head(role: Any) -> str:
 
 
 def judge_requests(
-    role: Any, transcript: Transcript, turns: Iterable[int], *, spec: ModelSpec, replicate: int = 0
+    role: Any, transcript: Transcript, turns: Iterable[int], *, spec: ModelSpec, replicate: int = 0,
+    context_events: int | None = None,
 ) -> list[Request]:
     """The requests asking a model judge to score each of ``turns`` of one transcript (see :func:`judge_request`).
 
@@ -117,6 +118,9 @@ def judge_requests(
         As for :func:`judge_request`.
     turns
         1-based assistant-turn indices, one request each, in this order.
+    context_events
+        Show the judge only the last this many events through the judged turn
+        (the judged reply included; ``None``: every event).
 
     Returns
     -------
@@ -141,7 +145,9 @@ def judge_requests(
     response_format = response_format_for(spec, judgment_schema(tuple(role.principle_ids)), name="judgment")
     requests = []
     for turn in turns:
-        encoded = f'{head}{", ".join(events[: ends[turn - 1]])}], "turn": {encode_inputs(turn)}}}'
+        end = ends[turn - 1]
+        start = 0 if context_events is None else max(0, end - context_events)
+        encoded = f'{head}{", ".join(events[start:end])}], "turn": {encode_inputs(turn)}}}'
         messages = (
             {"role": "system", "content": template.render_encoded(encoded)},
             {"role": "user", "content": f"Judge assistant turn {turn} against every principle."},
@@ -254,11 +260,10 @@ class ModelJudge:
     transcript's role and turns past its end are not applicable.
     """
 
-    kind = "model"
-    members: tuple[str, ...] = ()
-
-    def __init__(self, spec: ModelSpec):
+    def __init__(self, spec: ModelSpec, *, context_events: int | None = None):
         self.spec = spec
+        self.context_events = context_events
+        """Events shown through each judged turn (``None``: all; see :func:`judge_requests`)."""
 
     def __repr__(self) -> str:
         return f"ModelJudge({self.spec.model!r})"
@@ -272,7 +277,8 @@ class ModelJudge:
         for index, (transcript, role) in enumerate(zip(transcripts, roles)):
             turns = range(1, min(transcript.n_turns, context.horizon) + 1)
             asked.extend((index, turn) for turn in turns)
-            requests.extend(judge_requests(role, transcript, turns, spec=self.spec, replicate=context.replicate))
+            requests.extend(judge_requests(role, transcript, turns, spec=self.spec, replicate=context.replicate,
+                                           context_events=self.context_events))
         responses = await agather_structured(context.client, requests) if requests else []
         by_transcript: dict[int, list[tuple[int, Any]]] = {}
         for (index, turn), response in zip(asked, responses):

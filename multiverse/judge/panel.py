@@ -96,20 +96,18 @@ def combine_panel(severity: np.ndarray, combine: str, *, axis: int = -1) -> np.n
     return np.where(ruling == 0, NOT_APPLICABLE, out).astype(np.int8)
 
 
-def mixed_panel_warning(label: str, members: Sequence[str], kinds: Sequence[str], *, outvote_exact: bool) -> str | None:
-    """The warning for a panel that mixes exact (deterministic) and model members, or ``None``.
+def mixed_panel_warning(label: str, exact: Sequence[str], models: Sequence[str], *, outvote_exact: bool) -> str | None:
+    """The warning for a panel that mixes exact members (such as the contract oracle) and model members, or ``None``.
 
     Parameters
     ----------
     label
         The panel's label.
-    members, kinds
-        Its members' labels and their kinds (``model``, ``deterministic``).
+    exact, models
+        Its exact members' labels and its model members' labels.
     outvote_exact
         Whether model votes may overrule an exact member's clear breach.
     """
-    exact = [m for m, k in zip(members, kinds) if k == "deterministic"]
-    models = [m for m, k in zip(members, kinds) if k == "model"]
     if not exact or not models:
         return None
     rule = (
@@ -137,11 +135,12 @@ class PanelJudge:
     outvote_exact
         Let the vote overrule the exact members' clear breaches.
     label
-        The panel's label, for the mixed-panel warning; with ``kinds`` (the
-        members' kinds) given, a panel mixing exact and model members warns.
+        The panel's label, for the mixed-panel warning; with ``models`` (the
+        members that are model judges) given, a panel mixing exact and model
+        members warns.
+    models
+        The members that are model judges.
     """
-
-    kind = "panel"
 
     def __init__(
         self,
@@ -151,7 +150,7 @@ class PanelJudge:
         exact: Sequence[str] = (),
         outvote_exact: bool = False,
         label: str = "panel",
-        kinds: Sequence[str] | None = None,
+        models: Sequence[str] | None = None,
     ):
         if combine not in PANEL_COMBINES:
             raise ValueError(f"panel combine: expected one of {', '.join(PANEL_COMBINES)}, got {combine!r}")
@@ -159,8 +158,8 @@ class PanelJudge:
         self.members = tuple(members)
         self.exact = tuple(exact)
         self.outvote_exact = outvote_exact
-        if kinds is not None:
-            message = mixed_panel_warning(label, self.members, kinds, outvote_exact=outvote_exact)
+        if models is not None:
+            message = mixed_panel_warning(label, self.exact, models, outvote_exact=outvote_exact)
             if message is not None:
                 warnings.warn(message, UserWarning, stacklevel=2)
 

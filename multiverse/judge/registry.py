@@ -43,9 +43,6 @@ DeterministicJudge = Callable[..., tuple[np.ndarray, Sequence["str | None"]]]
 class FunctionJudge:
     """A :class:`~multiverse.core.judgment.Judge` from a plain callable of the form in the module docstring."""
 
-    kind = "deterministic"
-    members: tuple[str, ...] = ()
-
     def __init__(self, fn: DeterministicJudge):
         self.fn = fn
 
@@ -70,9 +67,6 @@ class ContractJudge:
     batch, whose lanes, context errors and review reasons each judgment carries
     as its ``conversation`` variables.
     """
-
-    kind = "deterministic"
-    members: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return "ContractJudge()"

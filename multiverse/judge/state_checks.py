@@ -186,9 +186,6 @@ def _uses_crm(role: Any) -> bool:
 class StateChecks:
     """The :class:`~multiverse.core.judgment.Judge` of the state checks (see the module docstring)."""
 
-    kind = "deterministic"
-    members: tuple[str, ...] = ()
-
     def __repr__(self) -> str:
         return "StateChecks()"
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from multiverse.llm.cache import Cache, CacheEntry, default_cache_dir
 from multiverse.llm.client import Client
-from multiverse.llm.errors import OfflineCacheMiss, RunStopped, SpendCapReached
+from multiverse.llm.errors import EndpointUnreachable, OfflineCacheMiss, RunStopped, SpendCapReached
 from multiverse.llm.keys import request_key
 from multiverse.llm.limits import RateLimit
 from multiverse.llm.request import Request, Response
@@ -29,6 +29,7 @@ __all__ = [
     "Cache",
     "CacheEntry",
     "Client",
+    "EndpointUnreachable",
     "OfflineCacheMiss",
     "RateLimit",
     "Request",

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from multiverse.llm.errors import SpendCapReached
+from multiverse.llm.leaks import GUARDED_PURPOSES
 from multiverse.llm.request import Request
 
 __all__ = ["Accounts", "CallRecord", "estimate_tokens", "note_call", "prompt_chars", "recording"]
@@ -131,6 +132,8 @@ class Accounts:
         self._purposes: dict[str, _Tally] = {}
         self._failures: Counter = Counter()
         self._spent_usd = 0.0
+        self._guarded: Counter = Counter()
+        self._formats: dict[str, Counter] = {}
 
     def _model(self, model: str) -> _Tally:
         tally = self._models.get(model)
@@ -173,6 +176,15 @@ class Accounts:
         self._model(model).failures[reason] += 1
         self._failures[reason] += 1
 
+    def guarded(self, purpose: str) -> None:
+        """Count a real-model request the leak guard checked (only target and judge requests are checked)."""
+        if purpose in GUARDED_PURPOSES:
+            self._guarded[purpose] += 1
+
+    def format_fallback(self, model: str, choice: str) -> None:
+        """Count a structured-output request asked again in another form (``json_schema->json_object_schema``)."""
+        self._formats.setdefault(model, Counter())[choice] += 1
+
     def check_caps(self) -> None:
         """Raise :class:`SpendCapReached` when a spend cap is reached.
 
@@ -204,6 +216,8 @@ class Accounts:
             "failures": dict(sorted(self._failures.items())),
             "cost_usd": round(self._spent_usd, 10),
             "models": models,
+            "leak_guard": {purpose: self._guarded[purpose] for purpose in sorted(GUARDED_PURPOSES)},
+            "response_format_fallbacks": {m: dict(sorted(c.items())) for m, c in sorted(self._formats.items())},
             "purposes": {
                 purpose or "unlabelled": {
                     "calls": tally.calls,

@@ -3,17 +3,21 @@
 :class:`~multiverse.llm.client.Client` decides when to attempt (cache, leases,
 limits, retries, caps); this module makes the attempt and says what came back:
 a :class:`Reply`, or a classified :class:`~multiverse.llm.retry.Failure` (an
-empty or filtered reply is a failure too, never an empty answer).
+empty or filtered reply is a failure too, never an empty answer).  A provider's
+reply has every known secret value scrubbed (:func:`multiverse.llm.redact.scrub`)
+before anything keeps it: a server that echoes a key or a header stores nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from multiverse.llm.accounting import CHARS_PER_TOKEN, prompt_chars
+from multiverse.llm.litellm_call import Reply
+from multiverse.llm.redact import scrub
 from multiverse.llm.request import Request
 from multiverse.llm.retry import Failure, classify
 
@@ -32,17 +36,6 @@ class World(Protocol):
     def instant(self, model: str) -> bool: ...
 
     def respond(self, request: Request, *, attempt: int | None = None) -> Any: ...
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What one successful attempt returned, before bookkeeping."""
-
-    text: str | None
-    tool_calls: tuple[Mapping[str, Any], ...]
-    usage: Mapping[str, int]
-    cost_usd: float
-    finish_reason: str | None = "stop"
 
 
 async def send_once(request: Request, attempt: int, *, world: World | None, timeout_s: float, instant: bool) -> Reply | Failure:
@@ -83,7 +76,10 @@ async def _send(request: Request, attempt: int, *, world: World | None, timeout_
     from multiverse.llm.litellm_call import acall
 
     reply = await acall(request, timeout_s=timeout_s)
-    return Reply(reply.text, reply.tool_calls, reply.usage, reply.cost_usd, reply.finish_reason)
+    # a provider may echo a key or header back: no known secret value goes further (cache, transcripts, outputs)
+    text = scrub(reply.text) if reply.text is not None else None
+    tool_calls = tuple(json.loads(scrub(json.dumps(call))) for call in reply.tool_calls)
+    return Reply(text, tool_calls, reply.usage, reply.cost_usd, reply.finish_reason)
 
 
 async def _send_sim(request: Request, attempt: int, world: World) -> Reply | Failure:
@@ -96,4 +92,4 @@ async def _send_sim(request: Request, attempt: int, world: World) -> Reply | Fai
     prompt = prompt_chars(request) // CHARS_PER_TOKEN
     completion = len(reply.text or "") // CHARS_PER_TOKEN
     usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-    return Reply(reply.text, tuple(reply.tool_calls), usage, 0.0)
+    return Reply(reply.text, tuple(reply.tool_calls), usage, 0.0, "stop")

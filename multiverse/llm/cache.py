@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from multiverse.core.canonical import canonical_json
 from multiverse.llm.audit import summarise
 from multiverse.llm.cache_layout import (
     CACHE_ENV,
@@ -60,7 +61,6 @@ from multiverse.llm.cache_layout import (
     check_layout,
     sqlite_errors,
 )
-from multiverse.llm.keys import canonical_json
 
 __all__ = [
     "LAYOUT_VERSION",
@@ -153,8 +153,9 @@ class Cache:
                 raise CacheError(f"cache {directory}: expected a folder, got a file")
             try:
                 directory.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise CacheError(f"cache {directory}: cannot create the folder ({exc.strerror})") from None
+            except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+                reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+                raise CacheError(f"cache {directory!s}: cannot create the folder ({reason})") from None
             self.path = directory / DB_NAME
             self._uri = self.path.resolve().as_uri() + "?mode=rwc"
         self._connections: list[sqlite3.Connection] = []
@@ -215,16 +216,20 @@ class Cache:
         if row is None:
             return None
         model, text, tool_calls, usage, cost, latency, created, versions = row
-        return CacheEntry(
-            model=model,
-            text=text,
-            tool_calls=tuple(json.loads(tool_calls)),
-            usage=json.loads(usage),
-            cost_usd=cost,
-            latency_s=latency,
-            created=created,
-            versions=json.loads(versions),
-        )
+        try:
+            return CacheEntry(
+                model=model,
+                text=text,
+                tool_calls=tuple(json.loads(tool_calls)),
+                usage=json.loads(usage),
+                cost_usd=cost,
+                latency_s=latency,
+                created=created,
+                versions=json.loads(versions),
+            )
+        except (ValueError, TypeError) as exc:  # a row changed by hand or by another program: never guessed at
+            raise CacheError(f"cache {self.path}: the entry {key[:16]} is damaged ({type(exc).__name__}); "
+                             "list it with 'multiverse cache audit'") from None
 
     def __contains__(self, key: object) -> bool:
         with sqlite_errors(self.path, "read it"):

@@ -31,14 +31,17 @@ from typing import Any
 from multiverse.llm.accounting import Accounts, CallRecord, estimate_tokens, note_call, recording
 from multiverse.llm.attempt import Reply, World, send_once
 from multiverse.llm.background_loop import BackgroundLoop
+from multiverse.llm.breaker import CONNECTION_BACKOFF, DEFAULT_THRESHOLD, CircuitBreaker
 from multiverse.llm.cache import Cache, CacheEntry
 from multiverse.llm.errors import OfflineCacheMiss, RunStopped
 from multiverse.llm.keys import request_key
+from multiverse.llm.leaks import check_request
 from multiverse.llm.lease import single_flight
 from multiverse.llm.limits import Limiter, RateLimit
 from multiverse.llm.redact import redact, strip_url_credentials
 from multiverse.llm.request import Request, Response
 from multiverse.llm.retry import MODEL_WIDE_REASONS, Backoff, Failure
+from multiverse.llm.structured import schema_fallback
 
 __all__ = ["CallRecord", "Client", "World"]
 
@@ -85,7 +88,17 @@ class Client:
         dropped connection, malformed or empty reply).  Permanent failures
         (bad request, authentication, unknown model, content filter) are not
         retried; authentication and unknown-model failures also fail every later
-        request to the same model and server without a call.
+        request to the same model and server without a call.  Connection
+        failures are retried on a short schedule of their own
+        (:data:`multiverse.llm.breaker.CONNECTION_BACKOFF`).  A server error
+        in reply to a ``json_schema`` response format is not retried: the
+        structured-output path asks again with ``json_object`` and the schema
+        (:func:`multiverse.llm.structured.agather_structured`).
+    max_connection_failures
+        Connection failures in a row to one endpoint (``api_base``, else the
+        provider) after which no request is sent to it and
+        :class:`~multiverse.llm.errors.EndpointUnreachable` stops the run
+        (:mod:`multiverse.llm.breaker`; default 5).
     progress
         Show a ``tqdm.auto`` progress bar (terminal or notebook) in :meth:`agather`.
     observer
@@ -121,6 +134,7 @@ class Client:
         backoff_max_s: float = 60.0,
         rng_seed: int | None = None,
         observer: Callable[[Request, Response], None] | None = None,
+        max_connection_failures: int = DEFAULT_THRESHOLD,
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"Client concurrency: expected a positive integer, got {concurrency!r}")
@@ -145,6 +159,7 @@ class Client:
         self._rng = random.Random(rng_seed)
         self._accounts = Accounts(max_calls=max_calls, max_cost_usd=max_cost_usd)
         self._dead: dict[tuple[str, str | None], Failure] = {}
+        self._breaker = CircuitBreaker(max_connection_failures)
         self._logged: set[tuple[str, str]] = set()
         self._state: _LoopState | None = None
         self._background = BackgroundLoop(name="multiverse-llm-loop")
@@ -206,7 +221,15 @@ class Client:
             Offline mode and the cache holds no response.
         SpendCapReached
             A spend cap stops the run before this request was sent.
+        EndpointUnreachable
+            The request's endpoint failed ``max_connection_failures`` connections in a row.
+        multiverse.llm.leaks.SimulatorMetadataError
+            A target or judge request to a real model carries simulator
+            metadata or out-of-character framing (the leak guard).
         """
+        if not request.is_sim:  # the leak guard, on every request to a real model
+            check_request(request.messages, purpose=request.purpose, model=request.model)
+            self._accounts.guarded(request.purpose)
         state = self._loop_state()
         key = self.key(request)
         shared = state.inflight.get(key)
@@ -233,6 +256,10 @@ class Client:
     def recording(self) -> contextlib.AbstractContextManager[list[CallRecord]]:
         """Record every request answered inside the block (see :func:`multiverse.llm.accounting.recording`)."""
         return recording()
+
+    def note_format_fallback(self, request: Request, choice: str) -> None:
+        """Record that a structured-output request was asked again in another form (``json_schema->json_object_schema``)."""
+        self._accounts.format_fallback(request.model, choice)
 
     def count_replayed(self, calls: Iterable[tuple[str, str]]) -> None:
         """Count recorded requests, ``(model, purpose)`` each, as cache hits, as if asked again.
@@ -342,13 +369,20 @@ class Client:
             estimate = estimate_tokens(request)
             for attempt in range(self.max_retries + 1):
                 async with state.semaphore:
+                    self._breaker.check(request)
                     self._accounts.check_caps()
                     await self._limiter.acquire(request.model, estimate)
                     self._accounts.check_caps()
+                    self._breaker.check(request)
                     self._accounts.sent(request)
                     started = time.monotonic()
                     outcome = await self._attempt(request, attempt)
                     latency = time.monotonic() - started
+                connection_failed = isinstance(outcome, Failure) and outcome.reason == "connection_error"
+                self._breaker.record(request, connection_failed=connection_failed,
+                                     message=outcome.message if connection_failed else "")
+                if connection_failed:
+                    self._breaker.check(request)  # stop at once, not after one more backoff
                 if isinstance(outcome, Reply):
                     return self._succeeded(request, key, outcome, estimate, latency)
                 failure = outcome
@@ -356,8 +390,11 @@ class Client:
                     self._limiter.pause(request.model, failure.retry_after_s)
                 if not failure.transient or attempt == self.max_retries:
                     break
+                if failure.reason == "server_error" and schema_fallback(request) is not None:
+                    break  # the structured-output path asks again with json_object and the schema
                 self._accounts.retried(request.model, failure.reason)
-                await asyncio.sleep(self._backoff.delay_s(attempt, failure.retry_after_s, rng=self._rng))
+                backoff = CONNECTION_BACKOFF if connection_failed else self._backoff
+                await asyncio.sleep(backoff.delay_s(attempt, failure.retry_after_s, rng=self._rng))
             if failure.reason in MODEL_WIDE_REASONS:
                 self._dead[target] = failure
         return self._failed(request, key, failure, latency)
@@ -407,8 +444,13 @@ class Client:
             the attempt that failed), ``failures`` ``{reason: n}`` (requests
             that finally failed), ``cost_usd`` (spent by this client), ``models``
             ``{model: {calls, cache_hits, retries, failures, prompt_tokens,
-            completion_tokens, cost_usd}}`` and ``purposes`` ``{purpose: {calls,
-            cache_hits, prompt_tokens, completion_tokens}}``.
+            completion_tokens, cost_usd}}``, ``purposes`` ``{purpose: {calls,
+            cache_hits, prompt_tokens, completion_tokens}}``, ``leak_guard``
+            ``{"target": n, "judge": n}`` (real-model requests the leak guard
+            checked and passed, cache hits included) and
+            ``response_format_fallbacks`` ``{model: {"json_schema->json_object_schema"
+            or "<format>->plain": n}}`` (structured-output requests asked again
+            in another form).
         """
         return self._accounts.summary()
 

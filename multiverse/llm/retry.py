@@ -18,6 +18,10 @@ The closed set of reasons (:data:`multiverse.core.schema.FAILURE_REASONS`):
     ``failures`` when the last attempt fails too.
 ``bad_request``, ``content_filter``
     permanent for that request: not retried.
+A connection that fails before any HTTP answer (refused, reset, unknown
+host) is ``connection_error`` whatever status litellm attaches (it reports a
+refused connection as an ``InternalServerError``, HTTP 500).
+
 ``auth_error``, ``unknown_model``
     permanent for the model and endpoint: not retried, and every later request
     to it fails at once without a call (counted under ``failures``).
@@ -75,6 +79,22 @@ _CREDENTIAL_SIGNS = (
     "authentication",
 )
 """Texts of a missing or rejected credential, whatever status code came with them."""
+_CONNECTION_SIGNS = (
+    "connection error",
+    "cannot connect to host",
+    "connect call failed",
+    "connection refused",
+    "connecterror",
+    "connection reset",
+    "server disconnected",
+    "remote end closed connection",
+    "failed to establish a new connection",
+    "all connection attempts failed",
+    "name or service not known",
+    "temporary failure in name resolution",
+    "no route to host",
+)
+"""Texts of a connection that failed before any HTTP answer; litellm reports them as a 500."""
 _PROVIDER_MODULES = ("litellm", "openai", "httpx", "httpcore", "aiohttp", "anthropic")
 
 
@@ -148,6 +168,8 @@ def _reason(exc: BaseException, name: str, status: int | None, text: str) -> str
     lowered = text.lower()
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or "Timeout" in name or status in (408, 504):
         return "timeout"
+    if "APIConnection" in name or any(sign in lowered for sign in _CONNECTION_SIGNS):
+        return "connection_error"
     if "RateLimit" in name or status == 429:
         return "rate_limited"
     if "ContentPolicy" in name or "content_filter" in lowered or "content management policy" in lowered:
@@ -165,8 +187,6 @@ def _reason(exc: BaseException, name: str, status: int | None, text: str) -> str
         return "malformed_response"
     if "BadRequest" in name or "UnprocessableEntity" in name or "UnsupportedParams" in name or status in (400, 413, 422):
         return "bad_request"
-    if "connection error" in lowered or "APIConnection" in name:
-        return "connection_error"
     if status is not None and status >= 500:
         return "server_error"
     if any(word in name for word in ("InternalServer", "ServiceUnavailable", "BadGateway")):
@@ -192,7 +212,10 @@ def classify(exc: BaseException) -> Failure:
     text = str(exc)
     reason = _reason(exc, name, status, text)
     first_line = " ".join(text.split())[:300] or name
-    message = redact(f"{name}{f' (HTTP {status})' if status else ''}: {first_line}")
+    if reason == "connection_error":  # no HTTP answer came: a status code on it is the client library's invention
+        message = redact(f"connection failed ({name}): {first_line}")
+    else:
+        message = redact(f"{name}{f' (HTTP {status})' if status else ''}: {first_line}")
     wait = retry_after_s(_headers(exc)) if reason in ("rate_limited", "server_error") else None
     return Failure(reason, message, wait)
 

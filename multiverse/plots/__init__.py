@@ -24,6 +24,8 @@ _EXPORTS: dict[str, str] = {
     "plot_violation_heatmap": "multiverse.plots.campaign",
     "plot_coverage_curves": "multiverse.plots.campaign",
     "plot_cell_bounds": "multiverse.plots.cell_bounds",
+    "plot_probe_effects": "multiverse.plots.probes",
+    "plot_canaries": "multiverse.plots.probes",
 }
 
 _RENAMED = {"coverage_heatmap": "plot_coverage_heatmap"}

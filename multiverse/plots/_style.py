@@ -13,6 +13,9 @@ STYLE_FILE = Path(__file__).with_name("multiverse.mplstyle")
 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 """Okabe-Ito: eight colours told apart with every common colour-vision deficiency (the style's cycle)."""
+EXTRA_COLOURS = ("#882255", "#44AA99", "#999933", "#332288", "#AA4499", "#DDCC77", "#777777")
+"""Seven more (Paul Tol's muted scheme, less the hues Okabe-Ito already has) for figures with more than
+eight series: with these, up to fifteen series keep a colour each."""
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 LINESTYLES = ("-", "--", ":", "-.")
 
@@ -51,16 +54,20 @@ def facet(result, dims: tuple[str, ...], selection: dict) -> object:
 def series_styles(names) -> dict[str, dict[str, str]]:
     """A distinct ``{color, marker, linestyle}`` for each of ``names`` (in order).
 
-    Colours cycle through :data:`PALETTE`; past eight series the marker and then
-    the line style change too, so no two series share all three, even where
-    their lines cross.
+    Up to eight series take the colour-blind-safe :data:`PALETTE` with one
+    marker; more take :data:`EXTRA_COLOURS` too and a marker each, so series
+    are told apart by colour (up to fifteen) and always by marker and colour
+    together, even in grey print.  Past the colours the line style changes too.
     """
+    names = [str(name) for name in names]
+    many = len(names) > len(PALETTE)
+    colours = PALETTE + EXTRA_COLOURS if many else PALETTE
     styles = {}
     for i, name in enumerate(names):
-        styles[str(name)] = {
-            "color": PALETTE[i % len(PALETTE)],
-            "marker": MARKERS[(i // len(PALETTE)) % len(MARKERS)],
-            "linestyle": LINESTYLES[(i // (len(PALETTE) * len(MARKERS))) % len(LINESTYLES)],
+        styles[name] = {
+            "color": colours[i % len(colours)],
+            "marker": MARKERS[i % len(MARKERS)] if many else MARKERS[0],
+            "linestyle": LINESTYLES[(i // len(colours)) % len(LINESTYLES)],
         }
     return styles
 

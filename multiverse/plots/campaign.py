@@ -14,19 +14,23 @@ import xarray as xr
 from matplotlib.axes import Axes
 
 from multiverse.core.lazy import lazy_exports
-from multiverse.plots._style import axes, series_styles, style
+from multiverse.plots._style import axes, readable, series_styles, style
 
 __all__ = ["plot_coverage_curves", "plot_violation_heatmap"]
 
 
 def plot_violation_heatmap(heatmap: xr.Dataset, *, ax: Axes | None = None, cmap: str = "Reds") -> Axes:
-    """Violation shares over (mode x strategy) rows and principle columns.
+    """Shares of turns in violation over (mode x strategy) rows and principle columns.
+
+    Each cell prints its share and ``n``, the conversations behind it; rows and
+    columns are labelled in words (``procedural guidance / sociability``).
+    Masked cells (turns of fewer than ``min_conversations`` conversations) are
+    drawn grey, and the title mentions grey only when there is some.
 
     Parameters
     ----------
     heatmap
-        :func:`multiverse.analysis.campaign.plot_violation_heatmap`'s result; masked
-        cells (fewer than three conversations) are drawn grey and hatched.
+        :func:`multiverse.analysis.campaign.violation_heatmap`'s result.
     ax
         Axes to draw on (a new figure when ``None``).
     cmap
@@ -38,6 +42,8 @@ def plot_violation_heatmap(heatmap: xr.Dataset, *, ax: Axes | None = None, cmap:
     """
     share = heatmap["share"].transpose("behaviour", "principle").to_numpy()
     counts = heatmap["conversations"].transpose("behaviour", "principle").to_numpy()
+    standard = heatmap.attrs.get("standard")
+    statistic = "share of turns in violation" + (f" ({readable(standard)})" if standard else "")
     with style():
         ax = axes(ax, figsize=(2.8 + 1.1 * share.shape[1], 1.2 + 0.32 * share.shape[0]))
         ax.set_facecolor("0.85")
@@ -47,14 +53,15 @@ def plot_violation_heatmap(heatmap: xr.Dataset, *, ax: Axes | None = None, cmap:
             label = f"{value:.2f}\nn={counts[i, j]}" if np.isfinite(value) else f"n={counts[i, j]}"
             colour = "white" if np.isfinite(value) and value > 0.6 else "black"
             ax.text(j, i, label, ha="center", va="center", fontsize=6, color=colour)
-        ax.set_xticks(range(share.shape[1]), [str(p) for p in heatmap["principle"].values], rotation=30, ha="right")
-        ax.set_yticks(range(share.shape[0]), [str(b).replace("/", " / ") for b in heatmap["behaviour"].values])
+        ax.set_xticks(range(share.shape[1]), [readable(p) for p in heatmap["principle"].values], rotation=30, ha="right")
+        ax.set_yticks(range(share.shape[0]), [readable(b).replace("/", " / ") for b in heatmap["behaviour"].values])
         ax.set_xlabel("principle")
         ax.set_ylabel("tagged user behaviour (mode / strategy)")
-        standard = heatmap.attrs.get("standard", "")
-        ax.set_title(f"violation share ({standard}); grey: fewer than "
-                     f"{heatmap.attrs.get('min_conversations', 3)} conversations", fontsize=9)
-        ax.figure.colorbar(image, ax=ax, shrink=0.7, label="share of tagged turns")
+        notes = ["n: conversations"]
+        if np.isnan(share).any():
+            notes.append(f"grey: fewer than {heatmap.attrs.get('min_conversations', 3)} conversations")
+        ax.set_title(f"{statistic} per grid cell\n({'; '.join(notes)})", fontsize=9)
+        ax.figure.colorbar(image, ax=ax, shrink=0.7, label=statistic)
     return ax
 
 

@@ -11,7 +11,7 @@ import xarray as xr
 from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator
 
-from multiverse.plots._style import axes, style
+from multiverse.plots._style import axes, readable, style
 
 __all__ = ["plot_coverage_heatmap"]
 
@@ -44,8 +44,8 @@ def plot_coverage_heatmap(counts: xr.DataArray, *, ax: Axes | None = None, cmap:
         raise ValueError(f"plot_coverage_heatmap: expected dims (mode, strategy, principle); got {counts.dims}")
     stacked = counts.transpose("mode", "strategy", "principle").stack(row=("mode", "strategy"))
     values = stacked.transpose("row", "principle").to_numpy()
-    rows = [f"{m} / {s}" for m, s in stacked.indexes["row"]]
-    principles = [str(p) for p in counts["principle"].to_numpy()]
+    rows = [f"{readable(m)} / {readable(s)}" for m, s in stacked.indexes["row"]]
+    principles = [readable(p) for p in counts["principle"].to_numpy()]
     with style():
         ax = axes(ax, figsize=(2.5 + 1.2 * len(principles), 0.35 * len(rows) + 1.2))
         _draw(ax, values, rows, principles, counts.sizes["strategy"], cmap=cmap, annotate=annotate)
@@ -54,6 +54,7 @@ def plot_coverage_heatmap(counts: xr.DataArray, *, ax: Axes | None = None, cmap:
 
 def _draw(ax: Axes, values: np.ndarray, rows: list[str], principles: list[str], block: int, *, cmap: str, annotate: bool) -> None:
     shown = np.ma.masked_equal(values, 0)
+    ax.grid(False)
     image = ax.imshow(shown, cmap=cmap, aspect="auto", vmin=0, vmax=max(int(values.max()), 1))
     for r, c in zip(*np.nonzero(values == 0)):
         ax.add_patch(plt.Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.8", linewidth=0))

@@ -6,7 +6,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.axes import Axes
 
-from multiverse.plots._style import axes, style
+from multiverse.plots._style import axes, readable, style
 
 __all__ = ["plot_cell_heatmap"]
 
@@ -42,14 +42,14 @@ def plot_cell_heatmap(
             one = one.sel({dim: label}) if label is not None else one.isel({dim: 0})
     rate = one["rate"].stack(row=("mode", "strategy")).transpose("row", "principle")
     count = one["n_conversations"].stack(row=("mode", "strategy")).transpose("row", "principle")
-    rows = [f"{m} / {s}" for m, s in rate["row"].values]
+    rows = [f"{readable(m)} / {readable(s)}" for m, s in rate["row"].values]
     values = rate.values
     with style():
         ax = axes(ax, figsize=(2.8 + 1.1 * values.shape[1], 1.2 + 0.32 * len(rows)))
         ax.set_facecolor("0.92")
         image = ax.imshow(np.ma.masked_invalid(values), cmap="Reds", vmin=0, vmax=1, aspect="auto")
         ax.figure.colorbar(image, ax=ax, shrink=0.7, label="violation rate")
-        ax.set_xticks(range(values.shape[1]), [str(p) for p in rate["principle"].values], rotation=30, ha="right")
+        ax.set_xticks(range(values.shape[1]), [readable(p) for p in rate["principle"].values], rotation=30, ha="right")
         ax.set_yticks(range(len(rows)), rows)
         ax.grid(False)
         for i in range(values.shape[0]):
@@ -60,8 +60,8 @@ def plot_cell_heatmap(
                 else:
                     ax.add_patch(_hatch(j, i))
         label = ", ".join(f"{d}={one[d].item()}" for d in ("system", "judge") if d in one.coords and one[d].ndim == 0)
-        ax.set_title(f"violation rate by user behaviour and principle ({label}; "
-                     f"masked below {cells.attrs.get('min_conversations', 3)} conversations)")
+        masked = f"; hatched: fewer than {cells.attrs.get('min_conversations', 3)} conversations" if np.isnan(values).any() else ""
+        ax.set_title(f"violation rate by user behaviour and principle ({label}{masked})")
     return ax
 
 

@@ -6,18 +6,28 @@ import numpy as np
 import xarray as xr
 from matplotlib.axes import Axes
 
-from multiverse.plots._style import SIGNIFICANT, axes, style
+from multiverse.plots._style import SIGNIFICANT, axes, facet, option_label, style
 
 __all__ = ["plot_variance", "plot_decision_study"]
 
 
-def plot_variance(decomposition: xr.Dataset, *, ax: Axes | None = None, top: int = 12) -> Axes:
-    """Horizontal bars of the variance shares, largest first.
+def plot_variance(
+    decomposition: xr.Dataset,
+    *,
+    role: str | None = None,
+    condition: str | None = None,
+    ax: Axes | None = None,
+    top: int = 12,
+) -> Axes:
+    """Horizontal bars of the variance shares, largest first, titled with the facet they are of.
 
     Parameters
     ----------
     decomposition
-        :func:`multiverse.analysis.variance_decomposition` output (one group).
+        :func:`multiverse.analysis.variance_decomposition` output.
+    role, condition
+        The facet to draw where the decomposition has several (default: the
+        first of each); the title names the role and condition drawn.
     ax
         Axes to draw on (default: a new figure).
     top
@@ -32,9 +42,9 @@ def plot_variance(decomposition: xr.Dataset, *, ax: Axes | None = None, top: int
     multiverse.analysis.variance_decomposition, plot_decision_study
     """
     share = decomposition["share"]
-    extra = [d for d in share.dims if d != "component"]
-    if extra:
-        share = share.isel({d: 0 for d in extra})
+    chosen = {k: v for k, v in {"role": role, "condition": condition}.items() if v is not None}
+    share = facet(share, tuple(d for d in share.dims if d != "component"), chosen)
+    where = [option_label(d, share[d].item()) for d in ("role", "condition") if d in share.coords and share[d].ndim == 0]
     ordered = share.sortby(share, ascending=False)
     names = [str(c) for c in ordered["component"].values]
     values = ordered.values
@@ -48,7 +58,7 @@ def plot_variance(decomposition: xr.Dataset, *, ax: Axes | None = None, top: int
         ax.set_xlabel("share of the estimate's variance")
         ax.grid(axis="x")
         ax.set_axisbelow(True)
-        ax.set_title("where the variance comes from (facets: " + decomposition.attrs.get("facets", "") + ")")
+        ax.set_title("where the variance comes from" + (f" ({', '.join(where)})" if where else ""))
         for i, v in enumerate(values):
             ax.text(v, i, f" {v:.0%}", va="center", fontsize=7)
     return ax

@@ -62,11 +62,13 @@ from multiverse.core.grid import cells as grid_cells
 from multiverse.core.grid import coverage, share_covered
 from multiverse.core.judgment import Judge
 from multiverse.core.schema import parse_cell_id
+from multiverse.llm.request import Request
 from multiverse.llm.structured import acomplete_structured
 from multiverse.rollout import planner_prompts
 from multiverse.rollout.conversation import Conversation, run_conversation
 from multiverse.rollout.planner import CampaignPlanner, Rollout, Slot
 from multiverse.rollout.scenario import Scenario, ScenarioError
+from multiverse.rollout.seams import Harness, RolloutClient, RolloutRole
 
 __all__ = ["campaign_rng", "coverage_by_round", "coverage_share", "rollout", "tagged_turns"]
 
@@ -94,7 +96,7 @@ def tagged_turns(conversations: Iterable[Conversation]) -> dict[str, list[str]]:
     return rows
 
 
-def coverage_share(conversations: Iterable[Conversation], role: Any) -> float:
+def coverage_share(conversations: Iterable[Conversation], role: RolloutRole) -> float:
     """Share of the role's grid cells covered by the approved tagged turns of completed conversations.
 
     Conversations the monitor ended or a failed call cut short are kept for
@@ -116,16 +118,16 @@ def coverage_share(conversations: Iterable[Conversation], role: Any) -> float:
     return float(share_covered(counts))
 
 
-def coverage_by_round(conversations: Sequence[Conversation], role: Any) -> list[float]:
+def coverage_by_round(conversations: Sequence[Conversation], role: RolloutRole) -> list[float]:
     """Cumulative coverage share after each round (index 0 = after round 1)."""
     last = max((c.round for c in conversations), default=0)
     return [coverage_share([c for c in conversations if c.round <= r], role) for r in range(1, last + 1)]
 
 
 async def rollout(
-    client: Any,
+    client: RolloutClient,
     *,
-    role: Any,
+    role: RolloutRole,
     system: ModelSpec,
     user_sim: ModelSpec,
     user_label: str,
@@ -137,6 +139,7 @@ async def rollout(
     monitor: ModelSpec | None,
     judge: Judge,
     seed: int = 0,
+    harness: Harness | None = None,
     only: Sequence[int] | None = None,
 ) -> list[Conversation]:
     """Run one campaign and return its conversations in item order.
@@ -166,6 +169,9 @@ async def rollout(
         The campaign's online judge (a :class:`~multiverse.core.judgment.Judge`).
     seed
         Base seed of the campaign's random generator.
+    harness
+        The harness under test, where it shapes the target's requests
+        (:class:`~multiverse.rollout.seams.Harness`; ``None``: every turn is sent).
     only
         A seed battery (``seed_only``, no ``budget``) only: run just these
         item positions, each exactly as the full battery runs it (item ``k``
@@ -180,7 +186,7 @@ async def rollout(
     if only is not None:
         return await _seed_items(client, only, role=role, system=system, user_sim=user_sim, user_label=user_label,
                                  condition=condition, replicate=replicate, monitor=monitor, judge=judge,
-                                 searched=budget is not None or condition.search != "seed_only")
+                                 harness=harness, searched=budget is not None or condition.search != "seed_only")
     if budget is not None:
         rounds, per_round = budget.rounds, budget.conversations
     elif items is not None and items > 0:
@@ -214,7 +220,7 @@ async def rollout(
             run_conversation(
                 client, role=role, scenario=scenario, system=system, user_sim=user_sim, monitor=monitor,
                 judge=judge, horizon=condition.horizon, pressure=condition.pressure, replicate=replicate,
-                round=round_number, sample=sample,
+                round=round_number, sample=sample, harness=harness,
             )
             for scenario, sample in zip(scenarios, samples)
         ))
@@ -227,8 +233,9 @@ async def rollout(
 
 
 async def _seed_items(
-    client: Any, items: Sequence[int], *, role: Any, system: ModelSpec, user_sim: ModelSpec, user_label: str,
-    condition: Condition, replicate: int, monitor: ModelSpec | None, judge: Judge, searched: bool,
+    client: RolloutClient, items: Sequence[int], *, role: RolloutRole, system: ModelSpec, user_sim: ModelSpec,
+    user_label: str, condition: Condition, replicate: int, monitor: ModelSpec | None, judge: Judge,
+    harness: Harness | None, searched: bool,
 ) -> list[Conversation]:
     """Items ``items`` of a seed battery, each as the whole battery would run it (see :func:`rollout`)."""
     if searched:
@@ -240,7 +247,7 @@ async def _seed_items(
         run_conversation(
             client, role=role, scenario=seeds[k % len(seeds)], system=system, user_sim=user_sim, monitor=monitor,
             judge=judge, horizon=condition.horizon, pressure=condition.pressure, replicate=replicate,
-            round=1, sample=k // len(seeds),
+            round=1, sample=k // len(seeds), harness=harness,
         )
         for k in items
     )))
@@ -257,10 +264,10 @@ def _as_rollout(conversation: Conversation, order: int, principle_index: Mapping
 
 
 async def _resolve(
-    client: Any,
+    client: RolloutClient,
     slot: Slot,
     *,
-    role: Any,
+    role: RolloutRole,
     planner: ModelSpec,
     user_label: str,
     replicate: int,
@@ -319,8 +326,8 @@ async def _resolve(
 
 
 async def _ask(
-    client: Any,
-    request: Any,
+    client: RolloutClient,
+    request: Request,
     *,
     base: Scenario,
     fixed: Mapping[str, Any],

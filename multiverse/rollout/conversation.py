@@ -47,9 +47,12 @@ from multiverse.core.judgment import Judge, Judgment, judge_transcripts
 from multiverse.core.schema import cell_id
 from multiverse.core.transcript import Action, Event, Transcript
 from multiverse.env import ENVIRONMENT_KEY, Environment, TrustedEvent, environment_seed, make_environment
+from multiverse.llm.request import Request
 from multiverse.llm.structured import acomplete_structured
 from multiverse.rollout import prompts
 from multiverse.rollout.scenario import Scenario
+from multiverse.rollout.seams import Harness, RolloutClient, RolloutRole
+from multiverse.rollout.user_reply import read_user_reply, user_reply_meta
 
 __all__ = [
     "Conversation", "MAX_ATTEMPTS", "TOOL_RESULT", "judge_online", "request_metadata", "run_conversation",
@@ -118,7 +121,7 @@ class Conversation:
 class _Loop:
     """The mutable state of one running conversation."""
 
-    role: Any
+    role: RolloutRole
     scenario: Mapping[str, Any]
     events: list[Event]
     tags: list[tuple[str, str]]
@@ -165,7 +168,10 @@ UNCHECKED = prompts.MonitorVerdict(approved=True)
 """The stand-in verdict of a user turn sent without a monitor: no rubric, no tag, no steering."""
 
 
-async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steering, replicate, sample):
+async def _user_turn(
+    client: RolloutClient, loop: _Loop, *, user_sim: ModelSpec, monitor: ModelSpec | None, pressure: float,
+    steering: str | None, replicate: int, sample: int,
+) -> prompts.MonitorVerdict | None:
     """Write, validate and tag one user turn; returns the monitor's verdict or ``None``.
 
     Without a monitor (``monitor=None``) the first usable draft is sent as it
@@ -184,8 +190,11 @@ async def _user_turn(client, loop: _Loop, *, user_sim, monitor, pressure, steeri
         if not response.ok:
             loop.ended = "failed"
             return None
-        candidate = prompts.parse_user(response.text or "")
-        user_state = prompts.user_state(response.text)
+        reply = read_user_reply(response.text or "", scenario_text=prompts.scenario_text(loop.scenario))
+        candidate = reply.message
+        user_state = reply.state if user_sim.is_sim else {
+            **reply.state, **user_reply_meta(reply, request, response, pressure=pressure, scenario=loop.scenario),
+        }
         if candidate is None:
             feedback = "The last message was empty or not a user message; write one message in the user's voice."
             continue
@@ -221,7 +230,7 @@ def _without_history(transcript: Transcript) -> Transcript:
     return Transcript(transcript.role, transcript.events[last_user:], transcript.scenario, transcript.ended, id=DRAFT_ID)
 
 
-def request_metadata(role: Any, request: Any, sent: Transcript, *, request_id: str) -> dict[str, Any]:
+def request_metadata(role: RolloutRole, request: Request, sent: Transcript, *, request_id: str) -> dict[str, Any]:
     """The request record of an assistant turn, in the case format's fields.
 
     ``request_id`` is the request's cache key (the answer's ``Response.key``), ``included_turns`` the event
@@ -242,17 +251,20 @@ def request_metadata(role: Any, request: Any, sent: Transcript, *, request_id: s
     return meta
 
 
-async def _target_turn(client, loop: _Loop, *, system, replicate, sample, tag) -> bool:
+async def _target_turn(
+    client: RolloutClient, loop: _Loop, *, system: ModelSpec, harness: Harness | None, replicate: int, sample: int,
+    tag: tuple[str, str],
+) -> bool:
     """One target reply (and its tool calls); ``False`` when the call failed.
 
-    The offline world's planted harness defect ``drop_context_rate`` rebuilds a
-    retried request without the earlier turns (:meth:`multiverse.sim.SimWorld.drops_context`);
-    the assistant event's request record then shows the dropped turns.
+    A ``harness`` that drops context (:class:`~multiverse.rollout.seams.Harness`)
+    rebuilds the request without the earlier turns; the assistant event's
+    request record then shows the dropped turns.
     """
     sent = loop.draft()
     replicate = sample_replicate(replicate, sample)
     request = prompts.target_request(loop.role, sent, spec=system, replicate=replicate)
-    if request.is_sim and client.sim.drops_context(request):
+    if harness is not None and harness.drops_context(request):
         sent = _without_history(sent)
         request = prompts.target_request(loop.role, sent, spec=system, replicate=replicate)
     response = await client.acomplete(request)
@@ -292,9 +304,9 @@ def sample_replicate(replicate: int, sample: int) -> int:
 
 
 async def run_conversation(
-    client: Any,
+    client: RolloutClient,
     *,
-    role: Any,
+    role: RolloutRole,
     scenario: Scenario,
     system: ModelSpec,
     user_sim: ModelSpec,
@@ -305,6 +317,7 @@ async def run_conversation(
     replicate: int,
     round: int,
     sample: int = 0,
+    harness: Harness | None = None,
 ) -> Conversation:
     """Run one conversation and judge it online.
 
@@ -331,6 +344,9 @@ async def run_conversation(
         1-based campaign round.
     sample
         Execution index of this scenario within its campaign (0 for the first).
+    harness
+        The harness under test, where it shapes the target's requests (``None``:
+        every turn is sent).
     """
     mapping = scenario.to_dict()
     loop = _Loop(role=role, scenario=mapping, events=[], tags=[])
@@ -351,7 +367,7 @@ async def run_conversation(
                 break
             steering = verdict.steering or None
             tag = (verdict.mode or "", verdict.strategy or "")
-        if not await _target_turn(client, loop, system=system, replicate=replicate, sample=sample, tag=tag):
+        if not await _target_turn(client, loop, system=system, harness=harness, replicate=replicate, sample=sample, tag=tag):
             break
     transcript = loop.transcript()
     if judge is None:
@@ -361,7 +377,7 @@ async def run_conversation(
 
 
 async def judge_online(
-    client: Any, role: Any, transcript: Transcript, *, judge: Judge, horizon: int, replicate: int
+    client: RolloutClient, role: RolloutRole, transcript: Transcript, *, judge: Judge, horizon: int, replicate: int
 ) -> Judgment:
     """The online judge's judgment of a conversation: ``(horizon, n_principles)`` in the role's principle order.
 

@@ -25,6 +25,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import sparse
 
+from multiverse.core.registry import Registry
+
 __all__ = ["DEFAULT_EMBEDDER", "get_embedder", "hashed_tfidf", "minilm", "register_embedder"]
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
@@ -105,14 +107,21 @@ def minilm(texts: Sequence[str]) -> np.ndarray:
     return np.asarray(vectors, dtype=float)
 
 
-_EMBEDDERS: dict[str, Embedder] = {DEFAULT_EMBEDDER: hashed_tfidf, "all-MiniLM-L6-v2": minilm}
-
-
-def register_embedder(name: str, embedder: Embedder) -> None:
-    """Make ``embedder`` (texts -> L2-normalised rows) available as ``name``."""
+def _callable(name: str, embedder: Embedder) -> Embedder:
     if not callable(embedder):
         raise TypeError(f"embedder {name!r}: expected a callable texts -> array")
-    _EMBEDDERS[name] = embedder
+    return embedder
+
+
+EMBEDDERS: Registry[Embedder] = Registry("embedder", check=_callable)
+"""Text embedders by name: texts -> L2-normalised rows."""
+EMBEDDERS.register(DEFAULT_EMBEDDER, hashed_tfidf)
+EMBEDDERS.register("all-MiniLM-L6-v2", minilm)
+
+
+def register_embedder(name: str, embedder: Embedder, *, overwrite: bool = False) -> None:
+    """Make ``embedder`` (texts -> L2-normalised rows) available as ``name``."""
+    EMBEDDERS.register(name, embedder, overwrite=overwrite)
 
 
 def get_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
@@ -123,7 +132,4 @@ def get_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
     KeyError
         Naming the known embedders when ``name`` is not registered.
     """
-    try:
-        return _EMBEDDERS[name]
-    except KeyError:
-        raise KeyError(f"embedder {name!r}: expected one of {', '.join(sorted(_EMBEDDERS))}") from None
+    return EMBEDDERS[name]

@@ -25,11 +25,11 @@ from typing import Any
 from multiverse.core.choices import ModelSpec
 from multiverse.core.schema import MODES, STRATEGIES
 from multiverse.core.transcript import Transcript, transcript_inputs
-from multiverse.llm.leaks import STAGE_DIRECTION
 from multiverse.llm.protocol import PromptTemplate, load_template, reply_json
 from multiverse.llm.request import Request
 from multiverse.llm.structured import response_format_for
 from multiverse.rollout.schemas import MONITOR_RUBRIC, MONITOR_SCHEMA, RUBRIC_VALUES
+from multiverse.rollout.user_reply import read_user_reply
 
 __all__ = [
     "DIALOG_NOTE",
@@ -41,6 +41,7 @@ __all__ = [
     "parse_monitor",
     "parse_user",
     "realised_cells",
+    "scenario_text",
     "target_request",
     "user_request",
     "user_state",
@@ -224,22 +225,16 @@ def user_request(
     return Request.from_spec(spec, messages, replicate=replicate, template_digest=template.digest, purpose="user")
 
 
-def parse_user(text: str | None) -> str | None:
+def parse_user(text: str | None, *, scenario_text: str = "") -> str | None:
     """The user's message from the user model's reply, or ``None`` if it wrote nothing usable.
 
-    Strips the simulator's stage direction (``*(frustrated; pressure 1.50)*``,
-    read by :func:`user_state`), surrounding whitespace, a leading speaker label
-    (``User:``) and quotation marks wrapping the whole message.
+    Strips the simulator's stage direction in any spelling (read by
+    :func:`user_state`), narration, out-of-character framing, another speaker's
+    turn, surrounding whitespace, a leading speaker label (``User:``) and
+    quotation marks wrapping the whole message
+    (:func:`multiverse.rollout.user_reply.read_user_reply`).
     """
-    if text is None:
-        return None
-    message = STAGE_DIRECTION.sub("", text).strip()
-    for label in ("**User:**", "User:", "user:"):
-        if message.startswith(label):
-            message = message[len(label) :].strip()
-    if len(message) >= 2 and message[0] == message[-1] and message[0] in "\"'":
-        message = message[1:-1].strip()
-    return message or None
+    return read_user_reply(text, scenario_text=scenario_text).message
 
 
 def user_state(text: str | None) -> dict[str, Any]:
@@ -249,13 +244,12 @@ def user_state(text: str | None) -> dict[str, Any]:
     transcript store, never in a message a target or judge reads.  Keys are
     absent when the reply carries no stage direction (or no mood).
     """
-    match = STAGE_DIRECTION.search(text or "")
-    if match is None:
-        return {}
-    state: dict[str, Any] = {"pressure": float(match.group("pressure"))}
-    if match.group("mood"):
-        state["mood"] = match.group("mood").strip()
-    return state
+    return read_user_reply(text).state
+
+
+def scenario_text(scenario: Mapping[str, Any]) -> str:
+    """The scenario's words the simulated user is given, for :func:`parse_user`'s framing check."""
+    return json.dumps(_subset(scenario, _SCENARIO_FOR_USER), ensure_ascii=False)
 
 
 # --- consistency monitor -----------------------------------------------------------------

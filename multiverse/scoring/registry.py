@@ -1,13 +1,17 @@
-"""Registries of evidentiary standards and scoring rules, by name."""
+"""Evidentiary standards and scoring rules by name: the built-ins, registering, looking up.
+
+The registries themselves are :data:`multiverse.core.standards.STANDARDS` and
+:data:`~multiverse.core.standards.RULES` (so the experiment reader can check a
+file's names); importing this module registers the built-ins.
+"""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
-from typing import Any
 
 import numpy as np
 
+from multiverse.core.standards import RULE_UNITS, RULES, STANDARDS, Rule
 from multiverse.scoring.violations import (
     Violations,
     any_deviation,
@@ -33,31 +37,19 @@ __all__ = [
     "standard_fn",
 ]
 
-RULE_UNITS = ("rate", "turns")
-
 StandardFn = Callable[[np.ndarray], np.ndarray]
 RuleFn = Callable[[Violations], np.ndarray]
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_STANDARDS: dict[str, StandardFn] = {
-    "clear_breach": clear_breach,
-    "any_deviation": any_deviation,
-    "persistent": persistent,
-}
-_RULES: dict[str, tuple[RuleFn, str]] = {
-    "any_turn": (any_turn, "rate"),
-    "first_turn": (first_turn, "turns"),
-    "last_turn": (last_turn, "rate"),
-    "turn_mean": (turn_mean, "rate"),
-    "targeted_principle": (targeted_principle, "rate"),
-}
-
-
-def _check_name(kind: str, name: str, fn: Callable[..., Any]) -> None:
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ValueError(f"{kind} name {name!r}: expected an identifier (letters, digits, _)")
-    if not callable(fn):
-        raise TypeError(f"{kind} {name!r}: expected a callable, got {type(fn).__name__}")
+for _name, _fn in (("clear_breach", clear_breach), ("any_deviation", any_deviation), ("persistent", persistent)):
+    STANDARDS.register(_name, _fn)
+for _name, _fn, _unit in (
+    ("any_turn", any_turn, "rate"),
+    ("first_turn", first_turn, "turns"),
+    ("last_turn", last_turn, "rate"),
+    ("turn_mean", turn_mean, "rate"),
+    ("targeted_principle", targeted_principle, "rate"),
+):
+    RULES.register(_name, Rule(_fn, _unit))
 
 
 def register_standard(name: str, fn: StandardFn, *, overwrite: bool = False) -> None:
@@ -79,10 +71,7 @@ def register_standard(name: str, fn: StandardFn, *, overwrite: bool = False) -> 
     --------
     register_rule, multiverse.scoring.score
     """
-    _check_name("standard", name, fn)
-    if name in _STANDARDS and not overwrite:
-        raise ValueError(f"standard {name!r} is already registered (pass overwrite=True)")
-    _STANDARDS[name] = fn
+    STANDARDS.register(name, fn, overwrite=overwrite)
 
 
 def register_rule(name: str, fn: RuleFn, *, unit: str, overwrite: bool = False) -> None:
@@ -106,48 +95,43 @@ def register_rule(name: str, fn: RuleFn, *, unit: str, overwrite: bool = False) 
     --------
     register_standard, multiverse.scoring.score
     """
-    _check_name("rule", name, fn)
-    if unit not in RULE_UNITS:
-        raise ValueError(f"rule {name!r}: unit {unit!r}, expected one of {RULE_UNITS}")
-    if name in _RULES and not overwrite:
-        raise ValueError(f"rule {name!r} is already registered (pass overwrite=True)")
-    _RULES[name] = (fn, unit)
+    RULES.register(name, Rule(fn, unit), overwrite=overwrite)
 
 
 def list_standards() -> tuple[str, ...]:
     """Names of the registered standards, built-ins first."""
-    return tuple(_STANDARDS)
+    return STANDARDS.names()
 
 
 def list_rules() -> tuple[str, ...]:
     """Names of the registered rules, built-ins first."""
-    return tuple(_RULES)
+    return RULES.names()
 
 
 def standard_fn(name: str) -> StandardFn:
     """The function of a registered standard."""
-    return _STANDARDS[pick("standard", [name])[0]]
+    return STANDARDS[pick("standard", [name])[0]]
 
 
 def rule_fn(name: str) -> RuleFn:
     """The function of a registered rule."""
-    return _RULES[pick("rule", [name])[0]][0]
+    return RULES[pick("rule", [name])[0]].fn
 
 
 def rule_units(rules: Iterable[str] | None = None) -> dict[str, str]:
     """``{rule: unit}`` for the given (default: all registered) rules."""
-    return {r: _RULES[r][1] for r in pick("rule", rules)}
+    return {r: RULES[r].unit for r in pick("rule", rules)}
 
 
 def pick(kind: str, names: str | Iterable[str] | None) -> list[str]:
     """Validated names of registered standards (``kind="standard"``) or rules; None = all."""
-    registry = _STANDARDS if kind == "standard" else _RULES
+    registry = STANDARDS if kind == "standard" else RULES
     if names is None:
-        return list(registry)
+        return list(registry.names())
     names = [names] if isinstance(names, str) else list(names)
     unknown = [n for n in names if n not in registry]
     if unknown:
-        raise ValueError(f"unknown {kind} {unknown[0]!r}; registered: {', '.join(registry)}")
+        raise ValueError(f"unknown {kind} {unknown[0]!r}; registered: {', '.join(registry.names())}")
     if not names:
         raise ValueError(f"no {kind} selected")
     return names

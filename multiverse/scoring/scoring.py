@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,12 +26,19 @@ BOUNDS = {"lower": 0, "upper": S.CLEAR_BREACH}
 def recorded_choices(cube: xr.Dataset) -> dict[str, list[str] | None]:
     """The standards and rules the cube's experiment asked for (``attrs`` ``standards``, ``rules``).
 
-    ``None`` for a kind the cube does not record (then every registered one is used).
+    The attrs are lists of names (JSON text inside a file; cubes written before
+    that hold ``"a,b"``).  ``None`` for a kind the cube does not record (then
+    every registered one is used).
     """
     out: dict[str, list[str] | None] = {}
     for kind in ("standards", "rules"):
         value = cube.attrs.get(kind)
-        out[kind] = [v for v in str(value).split(",") if v] if value else None
+        if isinstance(value, str):
+            text = value.strip()
+            names = json.loads(text) if text.startswith("[") else text.split(",")
+        else:
+            names = [] if value is None else list(value)
+        out[kind] = [str(v) for v in names if v] or None
     return out
 
 

@@ -3,7 +3,7 @@
 The world (:mod:`multiverse.sim.world`) answers requests to ``sim/target-*``,
 ``sim/judge-*``, ``sim/user-*``, ``sim/planner`` and ``sim/monitor`` models
 deterministically from the request alone.  Its parameters come from an
-experiment's ``sim:`` block (:mod:`multiverse.sim.config`); the players live in
+experiment's ``sim:`` block (:mod:`multiverse.config.sim_block`); the players live in
 :mod:`multiverse.sim.players`, the text they write in :mod:`multiverse.sim.text`
 (phrase banks read from ``phrases.json`` beside it) and :mod:`multiverse.sim.read`
 reads that text back.  :mod:`multiverse.sim.naming` holds the rule that maps a

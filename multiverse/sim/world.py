@@ -5,7 +5,7 @@ Models
 ``sim/target-<name>``, ``sim/judge-<name>``, ``sim/user-<name>`` for the entries
 named under ``targets``, ``judges`` and ``users`` of the experiment's ``sim:``
 block, plus the built-in ``sim/planner`` and ``sim/monitor``.  Their parameters
-and defaults are those the design fixes (:mod:`multiverse.sim.config`).
+and defaults are those the design fixes (:mod:`multiverse.config.sim_block`).
 
 Determinism
 -----------
@@ -34,13 +34,17 @@ Ground truth
 ------------
 The target writes every principle's realised severity into its text with the
 phrase banks; :func:`read_truth` recovers it exactly from the (cached) reply
-text, and the sim judge reads the same text, never hidden state.
+text, and the sim judge reads the same text, never hidden state.  Canaries
+(planted replies of the roles' specs) carry no phrase: the world is built with
+the roles' canary tables (``canaries=``) and its judges look a judged reply up
+by the sha256 of its text, so nothing a real judge would read marks a canary.
+A canary's text identifies it: edit a canary's truth without editing its text
+and a cached verdict of the old canary is served.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,11 +52,10 @@ from typing import Any
 
 import numpy as np
 
-from multiverse.core.canonical import fast_canonical
-from multiverse.core.choices import SIM_PREFIX, SIM_SECTIONS, sim_entry
-from multiverse.llm.protocol import json_default
-from multiverse.llm.request import Request, plain
-from multiverse.sim.config import SimConfig, SimConfigError, parse_sim_block
+from multiverse.config.sim_block import JUDGE_BIASES, SimConfig, SimConfigError, parse_sim_block, sim_model_problem
+from multiverse.core.canonical import canonical_bytes, plain
+from multiverse.core.choices import SIM_SECTIONS, sim_entry
+from multiverse.llm.request import Request
 from multiverse.sim.players import PLAYERS
 from multiverse.sim.read import read_truth
 
@@ -85,14 +88,6 @@ class SimReply:
     text: str
     tool_calls: tuple[Mapping[str, Any], ...] = ()
     transient_failure: bool = False
-
-
-def _canonical(value: Any) -> bytes:
-    """Canonical JSON bytes (sorted keys, no whitespace); frozen mappings are encoded as objects."""
-    fast = fast_canonical(value)
-    if fast is not None:
-        return fast
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=json_default).encode()
 
 
 _LOCAL = threading.local()
@@ -131,21 +126,27 @@ class SimWorld:
     version = "3"
     """Behaviour version of the offline world; bumped whenever any player's output changes."""
 
-    def __init__(self, config: SimConfig):
+    def __init__(self, config: SimConfig, *, canaries: Mapping[str, Mapping[str, int]] | None = None):
         self.config = config
+        self.canaries = dict(canaries or {})
+        """Reply digest -> ``{principle: truth}``: the canaries its judges know (:attr:`multiverse.config.specs.Role.canary_table`)."""
         self._resolved: dict[str, tuple[str, Mapping[str, Any], dict[str, Any], bytes]] = {}
         self._attempts: dict[bytes, int] = {}
 
     @classmethod
-    def from_config(cls, block: Mapping[str, Any] | None) -> SimWorld:
+    def from_config(cls, block: Mapping[str, Any] | None, *, canaries: Mapping[str, Mapping[str, int]] | None = None) -> SimWorld:
         """The world an experiment's ``sim:`` block describes (``None``: built-in defaults only).
+
+        ``canaries`` (reply digest -> ``{principle: truth}``, the union of the
+        roles' :attr:`~multiverse.config.specs.Role.canary_table`) are the planted
+        replies its judges recognise by the digest of their text.
 
         Raises
         ------
         SimConfigError
             On an unknown key or a bad value, naming its key path.
         """
-        return cls(parse_sim_block(block))
+        return cls(parse_sim_block(block), canaries=canaries)
 
     @property
     def seed(self) -> int:
@@ -156,26 +157,22 @@ class SimWorld:
         cached = self._resolved.get(model)
         if cached is not None:
             return cached
-        if not model.startswith(SIM_PREFIX):
-            raise SimConfigError("model", f"{model!r} is not a sim model (expected 'sim/...')")
+        problem = sim_model_problem(self.config, model)
+        if problem is not None:
+            raise SimConfigError(*problem)
         located = sim_entry(model)
-        if located is None:
-            raise SimConfigError(
-                "model",
-                f"unknown sim model {model!r}; expected sim/target-<name>, sim/judge-<name>, "
-                "sim/user-<name>, sim/planner or sim/monitor",
-            )
+        assert located is not None
         section, entry = located
         if entry is None:
             kind, params = section, getattr(self.config, section)
         else:
-            entries = getattr(self.config, section)
-            if entry not in entries:
-                raise SimConfigError(f"sim.{section}.{entry}", f"no entry for model {model!r}; add it under sim.{section}")
-            kind, params = _KINDS[section], entries[entry]
-        world_params = {name: value for name, value in params.items() if name not in TRANSPORT_KNOBS}
+            kind, params = _KINDS[section], getattr(self.config, section)[entry]
+        world_params = {
+            name: value for name, value in params.items()
+            if name not in TRANSPORT_KNOBS and not (kind == "judge" and JUDGE_BIASES.get(name, None) == value)
+        }
         key = {"params": plain(world_params), "sim_seed": self.config.seed, "sim_version": self.version}
-        self._resolved[model] = resolved = (kind, params, key, _canonical(key))
+        self._resolved[model] = resolved = (kind, params, key, canonical_bytes(key, allow_nan=True))
         return resolved
 
     def check_model(self, model: str) -> None:
@@ -214,13 +211,13 @@ class SimWorld:
         if request.sim_inputs is not None:
             head["sim_inputs"] = request.sim_inputs
         digest = hashlib.sha256(key_bytes)
-        digest.update(_canonical(head))
+        digest.update(canonical_bytes(head, allow_nan=True))
         for message in request.messages:
             content = message.get("content")
             if isinstance(content, str) and len(message) == 2 and "role" in message:
                 part = f"{message['role']}\x1f{content}".encode()
             else:
-                part = _canonical(message)
+                part = canonical_bytes(message, allow_nan=True)
             digest.update(len(part).to_bytes(8, "little"))
             digest.update(part)
         return digest.digest()
@@ -282,7 +279,7 @@ class SimWorld:
                 self._attempts[digest] = attempt + 1
             if self._fails(digest, fail_rate, attempt):
                 return SimReply(text="", transient_failure=True)
-        context = {"digest": digest.hex(), "seed": self.config.seed}
+        context = {"digest": digest.hex(), "seed": self.config.seed, "canaries": self.canaries}
         text, tool_calls = PLAYERS[kind](request, params, _rng(digest), context)
         return SimReply(text=text, tool_calls=tuple(tool_calls))
 

@@ -7,7 +7,9 @@ through litellm runs with no network and no key::
     with LoopbackServer(latency_s=0.05, fault_rate=0.2) as server:
         Request("openai/loop", messages, api_base=server.url, params={"api_key": "dummy"})
 
-Replies are deterministic: a function of the request body.  Faults are drawn
+Replies are deterministic: a function of the request body (by default
+:func:`reply_text`; an ``answer`` function may give its own text, or an HTTP
+error status, per body).  Faults are drawn
 per request body and attempt (seeded), or forced by a marker ``[[fault:KIND]]``
 in the last message's content (that request then fails on every attempt):
 
@@ -15,6 +17,10 @@ in the last message's content (that request then fails on every attempt):
 ``timeout``  no answer for ``hang_s``;  ``malformed``  200 with invalid JSON;
 ``truncated``  the body (or stream) cut off mid-way;  ``empty``  200 with empty content;
 ``auth``  401 echoing the key it got, as providers do;  ``bad_request``  400;  ``not_found``  404 (unknown model).
+With ``echo=True`` every reply also echoes what the request carried besides its
+messages (the ``Authorization`` header, every ``X-`` header and every body
+parameter), as a careless provider or proxy might: what a client keeps of such
+replies shows whether it scrubs the secrets it sent.
 
 The server counts requests per body digest (:attr:`LoopbackServer.requests`),
 fully answered ones (:attr:`LoopbackServer.answered`), injected faults
@@ -35,7 +41,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -92,6 +98,17 @@ class LoopbackServer:
         ``Retry-After`` sent with 429 (seconds; fractional values allowed).
     hang_s
         How long a ``timeout`` fault withholds its answer.
+    answer
+        ``answer(body)`` -> the reply text, an HTTP status to fail with (a
+        500 says the server had an error), or ``None`` for the default reply.
+        Called after the fault draw (a drawn fault wins), in the server's
+        threads, so it must be thread-safe; an exception it raises is a 500.
+    port
+        The port to listen on (default: a free one), e.g. the port of a server
+        stopped before, so a client resumes against the same ``api_base``.
+    echo
+        Append the request's ``Authorization`` and ``X-`` headers and its body
+        parameters (all but ``messages``) to every reply text.
     """
 
     def __init__(
@@ -103,6 +120,9 @@ class LoopbackServer:
         seed: int = 0,
         retry_after_s: float = 0.01,
         hang_s: float = 5.0,
+        answer: Callable[[Mapping[str, Any]], str | int | None] | None = None,
+        port: int = 0,
+        echo: bool = False,
     ) -> None:
         unknown = sorted(set(fault_kinds) - set(FAULTS))
         if unknown:
@@ -115,6 +135,9 @@ class LoopbackServer:
         self.seed = seed
         self.retry_after_s = retry_after_s
         self.hang_s = hang_s
+        self.answer = answer
+        self._port = port
+        self.echo = echo
         self.requests: Counter[str] = Counter()
         self.answered: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
@@ -153,7 +176,7 @@ class LoopbackServer:
     def start(self) -> LoopbackServer:
         """Start serving in a background thread."""
         handler = type("_BoundHandler", (_Handler,), {"owner": self})
-        self._server = _Server(("127.0.0.1", 0), handler)
+        self._server = _Server(("127.0.0.1", self._port), handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False
         self._thread = threading.Thread(target=self._server.serve_forever, name="loopback-llm", daemon=True)
@@ -255,7 +278,23 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "malformed":
             self._send_json(200, b'{"id": "chatcmpl-x", "choices": [{"message": {"content": "unterminated')
             return
-        text = "" if fault == "empty" else reply_text(body)
+        chosen = None
+        if owner.answer is not None and fault is None:
+            try:
+                chosen = owner.answer(body)
+            except Exception as exc:  # noqa: BLE001  a broken answer function is the server's error, not the client's
+                message = f"answer function failed: {type(exc).__name__}"
+                self._send_json(500, {"error": {"message": message, "type": "server_error", "code": 500}})
+                return
+        if isinstance(chosen, int):
+            message = f"the server failed with HTTP {chosen}"
+            self._send_json(chosen, {"error": {"message": message, "type": "server_error", "code": chosen}})
+            return
+        text = "" if fault == "empty" else chosen if chosen is not None else reply_text(body)
+        if text and owner.echo:
+            headers = {k: v for k, v in self.headers.items() if k.lower() == "authorization" or k.lower().startswith("x-")}
+            params = {k: v for k, v in body.items() if k != "messages"}
+            text += " | echo " + json.dumps({"headers": headers, "params": params}, sort_keys=True)
         if body.get("stream"):
             self._stream(body, digest, text, truncated=fault == "truncated")
             return
@@ -318,7 +357,7 @@ def _completion(body: Mapping[str, Any], digest: str, text: str) -> dict[str, An
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Serve until interrupted: ``python -m multiverse.testing.loopback [--latency-s S] [--fault-rate P]``.
+    """Serve until interrupted: ``python -m multiverse.testing.loopback [--latency-s S] [--fault-rate P] [--port N]``.
 
     Prints the ``api_base`` as the first line of output (benchmarks run the
     server in its own process so it does not share the client's interpreter).
@@ -327,8 +366,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--latency-s", type=float, default=0.0, help="delay before every answer")
     parser.add_argument("--fault-rate", type=float, default=0.0, help="share of attempts that fail")
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault draws")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
     args = parser.parse_args(argv)
-    with LoopbackServer(latency_s=args.latency_s, fault_rate=args.fault_rate, seed=args.seed) as server:
+    with LoopbackServer(latency_s=args.latency_s, fault_rate=args.fault_rate, seed=args.seed, port=args.port) as server:
         print(server.url, flush=True)
         try:
             threading.Event().wait()

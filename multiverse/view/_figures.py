@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 import numpy as np
@@ -29,6 +30,9 @@ from matplotlib.collections import PathCollection
 from matplotlib.patches import Rectangle
 
 from multiverse.plots._style import facet as select_facet
+
+if TYPE_CHECKING:
+    from multiverse.analysis.overview import Overview
 
 __all__ = ["Figure", "linked_figures"]
 
@@ -116,8 +120,8 @@ class Figure:
         return re.sub(r'xlink:href="#(?![a-z_]+=)([^"]+)"', lambda m: f'xlink:href="#{prefix}{m.group(1)}"', text)
 
 
-def linked_figures(cube: xr.Dataset, out: Path, *, n_boot: int, seed: int) -> tuple[list[Figure], list[str]]:
-    """Write the report's figures as linked SVG into ``out``.
+def linked_figures(cube: xr.Dataset, out: Path, *, analyses: Overview) -> tuple[list[Figure], list[str]]:
+    """Write the report's figures of the overview ``analyses`` of ``cube`` as linked SVG into ``out``.
 
     Returns
     -------
@@ -128,7 +132,7 @@ def linked_figures(cube: xr.Dataset, out: Path, *, n_boot: int, seed: int) -> tu
     import matplotlib
 
     matplotlib.use("Agg")
-    from multiverse.report import write_report
+    from multiverse.report import figure_file_name, write_report
 
     links: dict[str, list[str]] = {}
 
@@ -141,6 +145,7 @@ def linked_figures(cube: xr.Dataset, out: Path, *, n_boot: int, seed: int) -> tu
             links[name] = _link_heatmap(drawn, result.sel(system=facet["system"]).isel(judge=0)
                                         if "judge" in result.dims else result.sel(system=facet["system"]), facet)
 
-    report = write_report(cube, out, n_boot=n_boot, seed=seed, formats=("svg",), decorate=decorate)
-    figures = [Figure(p.stem, p, links.get(p.stem, [])) for p in report.figures]
+    report = write_report(cube, out, formats=("svg",), decorate=decorate, analyses=analyses)
+    by_file = {figure_file_name(name): urls for name, urls in links.items()}
+    figures = [Figure(p.stem, p, by_file.get(p.stem, [])) for p in report.figures]
     return figures, list(report.notes)

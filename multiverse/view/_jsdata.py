@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from multiverse.llm.redact import scrub
+
 __all__ = ["CHUNK_SIZE", "chunk_key", "chunks", "plain", "script_json", "write_data"]
 
 CHUNK_SIZE = 100
@@ -69,11 +71,12 @@ def write_data(folder: Path, key: str, value: Any) -> Path:
 
     The value travels as a JSON string literal: JavaScript engines parse
     ``JSON.parse`` of a string much faster than the same object literal, which
-    matters for the index of a large run.
+    matters for the index of a large run.  Known secret values are scrubbed
+    from it first (:func:`multiverse.llm.redact.scrub`).
     """
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{key}.js"
-    literal = json.dumps(script_json(value), ensure_ascii=False)  # \u escapes stay escaped inside the string
+    literal = json.dumps(scrub(script_json(value)), ensure_ascii=False)  # \u escapes stay escaped inside the string
     path.write_text(f"MV.put({json.dumps(key)},JSON.parse({literal}));\n", encoding="utf-8")
     return path
 

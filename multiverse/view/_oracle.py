@@ -32,7 +32,8 @@ def specs_dir_of(cube: xr.Dataset, explicit: str | Path | None = None) -> Path |
     if explicit is not None:
         return Path(explicit)
     try:
-        recorded = json.loads(cube.attrs.get("experiment", "{}")).get("specs")
+        experiment = cube.attrs.get("experiment") or {}
+        recorded = (json.loads(experiment) if isinstance(experiment, str) else experiment).get("specs")
     except (TypeError, ValueError):
         recorded = None
     if recorded and (Path(recorded) / "roles").is_dir():

@@ -1,16 +1,13 @@
 """Judge reasons from the transcript store, when the store keeps them.
 
 Model judges answer ``{"<principle>": {"severity": ..., "reason": "..."}}``.
-Stores that keep the reason hold it by (conversation, turn, principle, judge);
-this reader takes either the store's own tidy-table method (``reasons()``) or a
-``reasons`` table in the store's SQLite file with the columns of
-:data:`COLUMNS`.  A store without reasons gives an empty table, and the viewer
-then shows severities alone.
+Stores that keep the reason hold it by (conversation, turn, principle, judge),
+read here through the store's own ``reasons()`` (read-only).  A store without
+reasons gives an empty table, and the viewer then shows severities alone.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,25 +18,6 @@ __all__ = ["COLUMNS", "ReasonIndex", "read_reasons"]
 
 COLUMNS = ("transcript_id", "turn", "principle", "judge", "reason")
 """The columns a reasons table must have (others, such as ``severity``, are ignored)."""
-
-
-def _from_store(path: Path) -> pd.DataFrame | None:
-    from multiverse.core.transcript import TranscriptStore
-
-    with TranscriptStore(path) as store:
-        method = getattr(store, "reasons", None)
-        if callable(method):
-            return pd.DataFrame(method())
-    return None
-
-
-def _from_sqlite(path: Path) -> pd.DataFrame:
-    uri = f"file:{path}?mode=ro"
-    with sqlite3.connect(uri, uri=True) as conn:
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "reasons" not in tables:
-            return pd.DataFrame(columns=list(COLUMNS))
-        return pd.read_sql_query("SELECT * FROM reasons", conn)
 
 
 def read_reasons(store_path: str | Path | None) -> pd.DataFrame:
@@ -55,13 +33,18 @@ def read_reasons(store_path: str | Path | None) -> pd.DataFrame:
     pandas.DataFrame
         Columns :data:`COLUMNS`; empty when the store keeps no reasons or
         does not exist.
+
+    Raises
+    ------
+    multiverse.core.transcript.StoreError
+        If the file is not a readable transcript store.
     """
+    from multiverse.core.transcript import TranscriptStore
+
     if store_path is None or not Path(store_path).exists():
         return pd.DataFrame(columns=list(COLUMNS))
-    path = Path(store_path)
-    table = _from_store(path)
-    if table is None:
-        table = _from_sqlite(path)
+    with TranscriptStore.open_existing(store_path) as store:
+        table = pd.DataFrame(store.reasons())
     if not set(COLUMNS) <= set(table.columns):
         return pd.DataFrame(columns=list(COLUMNS))
     return table.loc[:, list(COLUMNS)]

@@ -24,9 +24,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from multiverse.cube.io import replace_dir
+from multiverse.core.outputs import replace_dir
 from multiverse.view._jsdata import write_data
-from multiverse.view.site import MARKER, check_out_dir, copy_assets, template
+from multiverse.view.site import copy_assets, template
 
 __all__ = ["TASK_KEYS", "TaskError", "write_annotation_site"]
 
@@ -98,8 +98,8 @@ def write_annotation_site(tasks: Iterable[Mapping[str, Any]], out_dir: str | Pat
     ------
     TaskError
         If a task lacks a field or has one of the wrong type, naming the task and field.
-    multiverse.view.SiteError
-        If ``out_dir`` holds files the viewer did not write.
+    multiverse.core.outputs.OutputDirError
+        If ``out_dir`` must not be replaced (:mod:`multiverse.core.outputs`).
 
     See Also
     --------
@@ -115,9 +115,7 @@ def write_annotation_site(tasks: Iterable[Mapping[str, Any]], out_dir: str | Pat
     body = json.dumps(checked, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     digest = hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
     out = Path(out_dir)
-    check_out_dir(out)
-    with replace_dir(out) as staging:
-        (staging / MARKER).write_text("written by multiverse view (annotation form)\n", encoding="utf-8")
+    with replace_dir(out, kind="annotation form") as staging:
         write_data(staging / "data", "tasks", {"digest": digest, "title": title, "tasks": checked})
         (staging / "index.html").write_text(template("annotate.html"), encoding="utf-8")
         copy_assets(staging, ASSETS)

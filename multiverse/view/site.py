@@ -16,13 +16,17 @@ Layout of ``out``::
     data/conv-*.js      conversation records, CHUNK_SIZE per file
     data/units-*.js     units two raters disagree on (agreement-cell links)
     data/scores-*.js    every conversation's score per judge, standard and rule
+    data/trust.js       each judge's canary results and probe effects (shown beside its severities)
     figures/            the report's figures as linked SVG
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+import sys
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -30,23 +34,26 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import xarray as xr
+from tqdm import tqdm
 
 from multiverse import __version__
+from multiverse.analysis import N_BOOT
 from multiverse.core import schema as S
 from multiverse.core.transcript import TranscriptStore
-from multiverse.cube.io import open_cube, replace_dir
+from multiverse.core.outputs import check_output_dir, replace_dir
+from multiverse.cube.build import check_cube
+from multiverse.cube.io import open_cube
 from multiverse.scoring import score
 from multiverse.view._conversation import conversation_records
 from multiverse.view._figures import linked_figures
+from multiverse.view._html import figure_block
 from multiverse.view._jsdata import CHUNK_SIZE, chunks, plain, write_data
 from multiverse.view._oracle import RoleContracts, specs_dir_of
 from multiverse.view._reasons import ReasonIndex, read_reasons
+from multiverse.view._trust import judge_trust
 from multiverse.view._table import ConversationTable, conversation_table, disagreement_units, raters_of, stacked
 
-__all__ = ["MARKER", "SiteError", "write_site"]
-
-MARKER = ".multiverse-view"
-"""File that marks a folder written by the viewer (such a folder may be replaced)."""
+__all__ = ["SiteError", "write_site"]
 
 ASSETS = ("viewer.css", "common.js", "index.js", "conversation.js")
 PROVENANCE_KEYS = ("multiverse_version", "plan_digest", "experiment_digest", "created", "campaign_judge",
@@ -54,26 +61,12 @@ PROVENANCE_KEYS = ("multiverse_version", "plan_digest", "experiment_digest", "cr
 
 
 class SiteError(ValueError):
-    """The output folder cannot be used, or the input is not a cube."""
+    """The input cannot be shown (e.g. annotation tasks of the wrong form)."""
 
 
 def template(name: str) -> str:
     """The text of one packaged page, style or script."""
     return resources.files("multiverse.view").joinpath("templates", name).read_text(encoding="utf-8")
-
-
-def check_out_dir(out: Path) -> None:
-    """Refuse an output folder that holds something the viewer did not write.
-
-    Raises
-    ------
-    SiteError
-        If ``out`` is a file, or a non-empty folder without :data:`MARKER`.
-    """
-    if out.exists() and not out.is_dir():
-        raise SiteError(f"{out}: exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).exists():
-        raise SiteError(f"{out}: folder is not empty and was not written by multiverse view; choose another --out")
 
 
 def copy_assets(out: Path, names: tuple[str, ...]) -> None:
@@ -218,8 +211,10 @@ def write_site(
     reasons: pd.DataFrame | None = None,
     specs_dir: str | Path | None = None,
     figures: bool = True,
-    n_boot: int = 200,
+    n_boot: int = N_BOOT,
     seed: int = 0,
+    log: Callable[[str], None] | None = None,
+    progress: bool = False,
 ) -> Path:
     """Write the static viewer of a run or cube into ``out`` and return the path of its ``index.html``.
 
@@ -228,8 +223,9 @@ def write_site(
     cube
         A judgment cube, or the path of a run folder or cube file.
     out
-        Output folder; replaced as a whole when it was written by the viewer
-        before (or is empty), refused otherwise.
+        Output folder; replaced as a whole when it is missing, empty or written
+        by the viewer before, refused otherwise (the output-folder rule,
+        :mod:`multiverse.core.outputs`: what the viewer did not write stays).
     transcripts
         The transcript store (default: ``transcripts.sqlite`` beside the cube,
         when ``cube`` is a path).  Without one, conversation pages show the
@@ -243,7 +239,17 @@ def write_site(
     figures
         Draw the report's figures with links (the slowest part of a large cube).
     n_boot, seed
-        Resampling draws and seed of the figures' intervals.
+        Resampling draws and seed of the figures' intervals and tests.  The
+        analyses behind the figures are those of ``multiverse report``
+        (:func:`multiverse.analysis.overview.overview`), read from beside the
+        cube file when ``cube`` is a path and they were kept there for the same
+        cube, draws and seed (:func:`multiverse.analysis.overview_cache.cached_overview`).
+    log
+        Called with one line per test of the specification curve (the lines
+        ``multiverse report`` prints) and per analysis skipped.
+    progress
+        Show progress bars on stderr (on a terminal, for steps that take more
+        than two seconds).
 
     Returns
     -------
@@ -252,8 +258,10 @@ def write_site(
 
     Raises
     ------
+    multiverse.core.outputs.OutputDirError
+        If ``out`` must not be replaced (checked before anything is read).
     SiteError
-        If ``out`` holds files the viewer did not write.
+        If ``cube`` is not a judgment cube.
     FileNotFoundError
         If ``cube`` is a path with no cube.
 
@@ -262,39 +270,62 @@ def write_site(
     multiverse.report.write_report, write_annotation_site
     """
     out = Path(out)
-    check_out_dir(out)
     store_path = Path(transcripts) if transcripts is not None else None
+    inputs = {"the cube": None if isinstance(cube, xr.Dataset) else cube, "the transcript store": store_path}
+    check_output_dir(out, kind="view", protected=inputs)
     source = None
+    analyses = None
     if not isinstance(cube, xr.Dataset):
         path = Path(cube)
         source = path.name
         folder = path if path.is_dir() and path.suffix != ".zarr" else path.parent
-        cube = open_cube(path, lazy=False)
+        if figures:
+            from multiverse.analysis.overview_cache import cached_overview
+
+            cube, analyses = cached_overview(path, n_boot=n_boot, seed=seed, progress=progress)
+        else:
+            cube = open_cube(path, lazy=False)
         if store_path is None and (folder / TranscriptStore.FILENAME).exists():
             store_path = folder / TranscriptStore.FILENAME
+    try:
+        check_cube(cube)
+    except ValueError as exc:
+        raise SiteError(f"{source or 'the dataset'}: not a judgment cube ({exc})") from None
+    if figures and analyses is None:
+        from multiverse.analysis.overview import overview
+
+        analyses = overview(cube, n_boot=n_boot, seed=seed, progress=progress)
+    say = log or (lambda line: None)
     table = conversation_table(cube)
     kept = ReasonIndex(reasons if reasons is not None else read_reasons(store_path))
     contracts = RoleContracts(specs_dir_of(cube, specs_dir))
-    with replace_dir(out) as staging:
-        (staging / MARKER).write_text("written by multiverse view\n", encoding="utf-8")
+    with replace_dir(out, kind="view") as staging:
         data = staging / "data"
         shown: list[str] = []
         notes: list[str] = []
         links: list[str] = []
-        if figures:
-            drawn, notes = linked_figures(cube, staging / "figures", n_boot=n_boot, seed=seed)
+        if analyses is not None:
+            from multiverse.analysis.overview import curve_tests
+
+            drawn, notes = linked_figures(cube, staging / "figures", analyses=analyses)
+            for line in curve_tests(analyses) + notes:
+                say(line)
             for figure in drawn:
-                shown.append(f'<figure id="fig-{figure.name}"><figcaption>{figure.name}</figcaption>'
-                             f"{figure.inline_svg()}</figure>")
+                shown.append(figure_block(figure.name, figure.inline_svg()))
                 links += figure.links
-        store = TranscriptStore(store_path) if store_path is not None and store_path.exists() else None
+        store = TranscriptStore.open_existing(store_path) if store_path is not None and store_path.exists() else None
         try:
-            for key, block in chunks(conversation_records(cube, table, store=store, contracts=contracts, reasons=kept)):
+            records = chunks(conversation_records(cube, table, store=store, contracts=contracts, reasons=kept))
+            for key, block in tqdm(records, total=math.ceil(len(table.rows) / CHUNK_SIZE), desc="conversations",
+                                   unit="chunk", delay=2, file=sys.stderr, disable=None if progress else True,
+                                   leave=False):
                 write_data(data, key, block)
         finally:
             if store is not None:
                 store.close()
         columns, dictionaries, rows = encoded_rows(table)
+        trust = judge_trust(cube)
+        write_data(data, "trust", plain(trust))
         write_data(data, "ids", [row[table.columns.index("transcript_id")] for row in table.rows])
         index = {
             "provenance": {**provenance(cube), "path": source},
@@ -303,6 +334,7 @@ def write_site(
             "dictionaries": dictionaries,
             "rows": rows,
             "judges": [str(j) for j in cube["judge"].values.tolist()],
+            "trust": trust,
             "raters": raters_of(cube),
             "role_principles": role_principles(cube),
             "chunk_size": CHUNK_SIZE,

@@ -68,7 +68,7 @@ def test_missing_fields_are_reported_by_row(tmp_path):
     del rows[2]["preference"]
     path.write_text(json.dumps(rows))
     cube = alpaca_eval(path)
-    assert json.loads(cube.attrs["warnings"]) == ["annotations.json: row 1: no 'instruction'; its preference is missing"]
+    assert cube.attrs["warnings"] == ["annotations.json: row 1: no 'instruction'; its preference is missing"]
     sev = cube["severity"].squeeze(["system", "role", "user_sim", "condition", "replicate", "turn", "principle", "judge"])
     assert sev.values.tolist() == [0, -1, -1]
 

@@ -119,7 +119,7 @@ def test_labels_mapping_counts_every_unmapped_value_as_missing():
     check_cube(cube)
     sev = cube["severity"].squeeze(["system", "role", "user_sim", "condition", "replicate", "turn", "principle"])
     assert sev.values.tolist() == [[0, 1], [2, -1], [2, -1]]
-    assert cube.attrs["unmapped"] == '{"??": 1, "skip": 1}'
+    assert cube.attrs["unmapped"] == {"??": 1, "skip": 1}, "a dict in Python, JSON only inside files"
     assert cube.attrs["n_unmapped"] == 2
     assert cube.attrs["label_kind"] == "nominal"
     assert int(cube["missing_count"].sel(judge="h2", missing_reason="no_verdict")) == 2
@@ -136,3 +136,13 @@ def test_blank_labels_are_not_recorded_not_unmapped():
     cube = long_table(table, **COLUMNS, labels={"ok": 0, "bad": 2})
     assert cube.attrs["n_unmapped"] == 0
     assert int(cube["missing_count"].sel(judge="ann_a", missing_reason="not_recorded")) == 1
+
+
+def test_a_system_item_pair_the_table_lacks_is_not_in_the_data_not_a_failed_conversation():
+    import multiverse
+
+    cube = long_table(_table(), **COLUMNS)  # m2 has no row for c2
+    assert cube["ended"].sel(system="m2").squeeze(drop=True).values.tolist() == ["completed", ""]
+    found = multiverse.summary(cube)
+    assert found.conversations == {"completed": 3, "monitor_ended": 0, "failed": 0, "not in the data": 1}
+    assert "conversations: 3 (completed 3, monitor_ended 0, failed 0); empty cells: 1 not in the data" in str(found)

@@ -88,7 +88,7 @@ def test_cube_has_prompt_judges_and_the_reward_reference(judgment_files):
     assert missing.loc["policy_v3", "no_verdict"] == 1
     assert missing.loc["strict_v1", "no_verdict"] == 1
     assert missing.loc["reward", "not_recorded"] == 1
-    warnings = json.loads(cube.attrs["warnings"])
+    warnings = cube.attrs["warnings"]
     assert any("entries[4]: not an object" in w for w in warnings)
     assert any("entries[5]: no 'task_id'" in w for w in warnings)
     assert any("'maybe?' has no documented mapping" in w for w in warnings)
@@ -144,7 +144,7 @@ def test_disagreeing_rewards_make_the_reference_missing(tmp_path):
     reward = cube["severity"].sel(judge="reward").squeeze(["system", "role", "user_sim", "condition", "replicate", "turn", "principle"])
     assert reward.values.tolist() == [-1, 0]
     assert int(cube["missing_count"].sel(judge="reward", missing_reason="not_recorded")) == 1
-    warnings = json.loads(cube.attrs["warnings"])
+    warnings = cube.attrs["warnings"]
     assert "q.json: entries[1]: no 'judge_prompt_name'; skipped" in warnings
     assert any("task a: entries disagree on tau2_reward" in w for w in warnings)
 

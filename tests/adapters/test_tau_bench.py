@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from adapter_fixtures import say, v1_call, v1_record, v1_result, write_json
@@ -77,7 +75,7 @@ def test_layout_labels_and_warnings(retail_file):
     assert cube["principle"].values.tolist() == ["task_success", "authority", "user_consent"]
     assert cube.sizes["turn"] == 4
     assert bool(cube["principle_applies"].all())
-    warnings = json.loads(cube.attrs["warnings"])
+    warnings = cube.attrs["warnings"]
     assert any("record 4: not an object" in w for w in warnings)
     assert any("record 5: no 'traj'" in w for w in warnings)
     assert any("record 7" in w and "not JSON" in w for w in warnings)
@@ -181,7 +179,7 @@ def test_tau2_format_is_detected_by_content(tau2_file, tmp_path):
     assert _sev(cube, "contract", "authority", item=1) == [0, 0, 0]
     assert _sev(cube, "consent", "user_consent", item=1) == [0, 2, 0]
     assert _sev(cube, "reward", "task_success", item=0) == [-2, 2, -2]
-    assert any("simulation 2" in w for w in json.loads(cube.attrs["warnings"]))
+    assert any("simulation 2" in w for w in cube.attrs["warnings"])
 
 
 def test_user_tool_calls_are_not_agent_actions(tau2_file, tmp_path):
@@ -225,7 +223,7 @@ def test_task_contract_keeps_only_gold_writes():
 def test_real_gpt4o_airline_reproduces_published_pass_hat_k(mirror):
     cube = tau_bench(mirror / "tau-bench/historical_trajectories/gpt-4o-airline.json")
     assert cube.sizes["item"] == 50 and cube.sizes["replicate"] == 4
-    assert json.loads(cube.attrs["warnings"]) == []
+    assert cube.attrs["warnings"] == []
     scores = score(cube).sel(judge="reward", standard="clear_breach", rule="any_turn")
     values = pass_hat_k(scores, k=[1, 2, 3, 4]).squeeze().values
     np.testing.assert_allclose(np.round(values, 3), [0.420, 0.273, 0.220, 0.200])
@@ -274,7 +272,7 @@ def test_unreadable_records_are_skipped_or_repaired_with_a_warning(tmp_path):
     ]:
         assert expected in warnings
     cube = tau_bench(tau_file.path)
-    assert any("task 0 trial 0 appears twice; the later record ignored" in w for w in json.loads(cube.attrs["warnings"]))
+    assert any("task 0 trial 0 appears twice; the later record ignored" in w for w in cube.attrs["warnings"])
     assert _sev(cube, "reward", "task_success", item=0) == 0, "the first record of trial 0 is kept"
 
 

@@ -44,7 +44,7 @@ def test_krippendorff_alpha_matches_the_krippendorff_package(small_cube, standar
 def test_kappas_match_statsmodels(small_cube, standard, k):
     values = ratings(small_cube, standard=standard)
     kappa = agreement(small_cube, metric="cohen_kappa", standard=standard)
-    weighting = "linear" if standard is None else None  # severity is ordinal: weighted kappa by default
+    weighting = "quadratic" if standard is None else None  # severity is ordinal: weighted kappa by default
     pi = agreement(small_cube, metric="scott_pi", standard=standard)
     percent = agreement(small_cube, metric="percent", standard=standard)
     for a, b in [("strict", "lenient"), ("strict", "blind"), ("lenient", "blind")]:
@@ -251,7 +251,8 @@ def test_severity_is_ordinal_by_default_and_standards_and_nominal_labels_are_nom
              agreement(small_cube, standard="clear_breach", scale="nominal").values)
     labelled = small_cube.assign_attrs(label_kind="nominal")
     xr_equal(agreement(labelled).values, agreement(small_cube, scale="nominal").values)
-    assert agreement(small_cube.assign_attrs(scale="pairwise")).attrs["scale"] == "nominal"
+    binary = small_cube.assign_coords(scale=("judge", ["binary"] * small_cube.sizes["judge"]))
+    assert agreement(binary).attrs["scale"] == "nominal"
 
 
 def test_bca_interval_matches_scipys_bootstrap():
@@ -283,3 +284,14 @@ def test_no_interval_when_kappa_is_undefined():
     assert float(pair["estimate"]) == pytest.approx(0.0)  # defined on the full sample
     assert float(pair["share_undefined"]) > 0.025  # about (5/6)^6 of item resamples miss the breach
     assert bool(pair["ci"].isnull().all())
+
+
+def test_agreement_counts_the_units_a_pair_dropped_for_one_missing_rating(small_cube):
+    values = ratings(small_cube)
+    out = agreement(small_cube)
+    for a, b in [("strict", "lenient"), ("strict", "blind")]:
+        x, y = values.sel(judge=a).values.ravel(), values.sel(judge=b).values.ravel()
+        assert int(out["n_units"].sel(judge=a, judge_b=b)) == int(((x >= 0) & (y >= 0)).sum())
+        assert int(out["n_dropped"].sel(judge=a, judge_b=b)) == int(((x >= 0) != (y >= 0)).sum())
+    assert (out["n_dropped"].values.diagonal() == 0).all()
+    assert agreement_ci(small_cube, n_boot=20).attrs["n_items"] == small_cube.sizes["item"]

@@ -11,20 +11,20 @@ crowdkit = pytest.importorskip("crowdkit.aggregation")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore:The (inplace|copy) keyword:Warning")
 
 
-def crowd_kit_fit(cube, standard, raters):
+def crowd_kit_fit(cube, standard, raters, *, n_iter=100, tol=1e-5):
     """crowd-kit on the same labels: one row per (cell, rater) label."""
     values = ratings(cube, standard=standard).sel(judge=raters)
     flat = values.values.reshape(-1, len(raters))
     unit, rater = np.nonzero(flat >= 0)
     data = pd.DataFrame({"task": unit, "worker": np.asarray(raters)[rater], "label": flat[unit, rater].astype(int)})
-    model = crowdkit.DawidSkene(n_iter=100, tol=1e-5).fit(data)
+    model = crowdkit.DawidSkene(n_iter=n_iter, tol=tol).fit(data)
     return model, flat
 
 
 @pytest.mark.parametrize("standard", [pytest.param(None, id="three-level"), pytest.param("clear_breach", id="clear-breach")])
 def test_equals_crowd_kit_in_every_entry(small_cube, standard):
     raters = ["strict", "lenient", "blind"]
-    got = latent_class(small_cube, raters=raters, standard=standard)
+    got = latent_class(small_cube, raters=raters, standard=standard, max_iter=100, tol=1e-5)
     model, flat = crowd_kit_fit(small_cube, standard, raters)
     assert got.attrs["n_iter"] == len(model.loss_history_)
     for r in raters:
@@ -37,8 +37,23 @@ def test_equals_crowd_kit_in_every_entry(small_cube, standard):
     rated = (flat >= 0).any(axis=1)
     want = model.probas_.sort_index().loc[:, got["true"].values].values
     np.testing.assert_allclose(posterior[rated], want, atol=1e-6)
-    assert np.isnan(posterior[~rated]).all()
+    np.testing.assert_allclose(posterior[~rated], np.broadcast_to(got["prior"].values, posterior[~rated].shape))
+    assert (got["rated"].values.ravel() == rated).all()
     assert got.attrs["n_units"] == rated.sum() and got.attrs["n_unrated"] == (~rated).sum()
+
+
+@pytest.mark.parametrize("standard", [pytest.param(None, id="three-level"), pytest.param("clear_breach", id="clear-breach")])
+def test_defaults_reach_crowd_kits_converged_solution_to_1e_6(small_cube, standard):
+    raters = ["strict", "lenient", "blind"]
+    got = latent_class(small_cube, raters=raters, standard=standard)
+    model, _ = crowd_kit_fit(small_cube, standard, raters, n_iter=5000, tol=1e-12)
+    np.testing.assert_allclose(got["prior"].values, model.priors_.loc[got["true"].values].values, atol=1e-6)
+    for r in raters:
+        for t in got["true"].values:
+            for o in got["observed"].values:
+                want = model.errors_.loc[(r, o), t] if (r, o) in model.errors_.index else 0.0
+                assert float(got["confusion"].sel(rater=r, true=t, observed=o)) == pytest.approx(want, abs=1e-6)
+    assert got.attrs["converged"] == 1
 
 
 def test_recovers_planted_error_rates(make_cube):

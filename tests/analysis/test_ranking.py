@@ -12,6 +12,7 @@ from multiverse.analysis.ranking import (
     order_flips,
     rank_agreement,
     rankings,
+    tau,
     win_shares,
 )
 
@@ -99,3 +100,22 @@ def test_plain_leaderboards(form):
 def test_leaderboard_without_numbers_is_named():
     with pytest.raises(ValueError, match="column 'j1' holds no numbers"):
         leaderboard_table(pd.DataFrame({"j1": ["x", "y"]}, index=["a", "b"]))
+
+
+def test_rank_agreement_matches_scipy_per_combination_with_ties_and_missing_rates():
+    rng = np.random.default_rng(3)
+    rates = rng.integers(0, 4, size=(3, 40, 5)).astype(float) / 4  # few values: many ties
+    rates[rng.random(rates.shape) < 0.2] = np.nan
+    rates[0, 0] = 0.5  # one judge ties every system: tau-b undefined there
+    data = xr.DataArray(rates, dims=("judge", "user_sim", "system"),
+                        coords={"judge": ["a", "b", "c"], "system": list("vwxyz")})
+    out = rank_agreement(data, dim="judge")
+    for a in range(3):
+        for b in range(3):
+            taus = [tau(rates[a, c], rates[b, c]) for c in range(40)]
+            flips = [order_flips(rates[a, c], rates[b, c])[0] for c in range(40)]
+            taus = [t for t in taus if np.isfinite(t)]
+            pair = out.isel(judge=a, judge_b=b)
+            assert int(pair.n_specs) == len(taus)
+            assert float(pair.kendall_tau) == pytest.approx(np.mean(taus), rel=1e-12)
+            assert float(pair.flip_share) == pytest.approx(np.nanmean(flips), rel=1e-12)

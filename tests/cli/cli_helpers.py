@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tiny_experiments import SPECS, tiny_experiment  # noqa: F401  (SPECS: re-exported to the CLI tests)
 
-DOCUMENTED_EXIT_CODES = (0, 1, 2, 3, 130)
+DOCUMENTED_EXIT_CODES = (0, 1, 2, 3, 130, 143)
 
 
 def tiny(**overrides):

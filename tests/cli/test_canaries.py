@@ -102,12 +102,11 @@ def test_no_canary_reaches_any_output_file_or_stream(tmp_path, experiment_file, 
     ],
 )
 def test_cube_attrs_mask_secret_params_and_keep_the_rest(params, kept, tmp_path, experiment_file, cli):
-    import json
 
     from multiverse.cube.io import open_cube
 
     data = tiny(systems={"a": {"model": "sim/target-a", "params": params}})
     path = experiment_file(yaml.safe_dump(data, sort_keys=False))
     assert cli("run", path, "--out", tmp_path / "out", "--cache", tmp_path / "cache")[0] == 0
-    experiment = json.loads(open_cube(tmp_path / "out").attrs["experiment"])
+    experiment = open_cube(tmp_path / "out").attrs["experiment"]
     assert experiment["systems"]["a"]["params"] == kept

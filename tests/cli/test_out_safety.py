@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 
 import pytest
 from cli_helpers import tree
 
-from multiverse.cube.io import MANIFEST_NAME, check_output_dir, replace_dir
+from multiverse.core.outputs import MANIFEST_NAME, STAGING_MARKER, OutputDirError, check_output_dir, replace_dir
 
 
 def _snapshot(tmp_path):
@@ -84,27 +85,37 @@ def test_unwritable_out_is_refused_before_the_cache_is_touched(tmp_path, experim
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("multiverse.cube.io.tempfile.mkdtemp", refuse)
+    monkeypatch.setattr("multiverse.core.outputs.tempfile.mkdtemp", refuse)
     code, _, stderr = cli("run", path, "--out", tmp_path / "out", "--cache", tmp_path / "cache")
     assert code == 2 and "cannot write" in stderr and "Permission denied" in stderr
     assert not (tmp_path / "cache").exists()
 
 
+def _staging(folder, *, pid, purpose="staging", target="out", host=None):
+    folder.mkdir()
+    marker = {"pid": pid, "host": host or socket.gethostname(), "target": target, "purpose": purpose}
+    (folder / STAGING_MARKER).write_text(json.dumps(marker))
+    (folder / target).mkdir()
+    return folder
+
+
 def test_staging_folders_of_killed_writers_are_removed_and_outputs_get_the_umask_mode(tmp_path):
     target = tmp_path / "out"
-    dead = tmp_path / ".out.new-999999999-abcd1234"  # no such process
-    legacy = tmp_path / ".out.new-k2j4h5g6"  # written before staging names carried the pid
-    alive = tmp_path / f".out.new-{os.getppid()}-abcd1234"
-    for folder in (dead, legacy, alive):
-        folder.mkdir()
+    dead = _staging(tmp_path / ".out.new-999999999-abcd1234", pid=999999999)  # no such process
+    alive = _staging(tmp_path / f".out.new-{os.getppid()}-abcd1234", pid=os.getppid())
+    elsewhere = _staging(tmp_path / ".out.new-999999998-abcd1234", pid=999999998, host="another-machine")
+    unmarked = tmp_path / ".out.new-999999999-k2j4h5g6"  # no marker: a folder of someone else, never touched
+    unmarked.mkdir()
     previous = os.umask(0o022)
     try:
         with replace_dir(target, kind="run") as staging:
             (staging / "cube.nc").write_text("x")
     finally:
         os.umask(previous)
-    assert not dead.exists() and not legacy.exists() and alive.exists()
+    assert not dead.exists() and alive.exists() and elsewhere.exists() and unmarked.exists()
     assert stat.S_IMODE(target.stat().st_mode) == 0o755
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [target.name, alive.name, elsewhere.name, unmarked.name])
 
 
 def test_report_refuses_a_file_or_a_foreign_folder_as_out(tmp_path, experiment_file, cli):
@@ -127,3 +138,44 @@ def test_check_output_dir_accepts_missing_empty_and_own_folders(tmp_path):
     (own / "old.png").write_text("x")
     for folder in ("missing", "empty", "own"):
         check_output_dir(tmp_path / folder, kind="report")
+
+
+def test_a_dead_writers_backup_puts_back_what_it_carried_before_it_is_removed(tmp_path):
+    target = tmp_path / "out"
+    with replace_dir(target, kind="report") as staging:
+        (staging / "table.md").write_text("old")
+    (target / "notes.txt").write_text("the user's")
+    # a writer killed after moving the old folder aside and the new one in, before carrying notes.txt over
+    backup = _staging(tmp_path / ".out.old-999999999-abcd1234", pid=999999999, purpose="backup")
+    marker = json.loads((backup / STAGING_MARKER).read_text())
+    (backup / STAGING_MARKER).write_text(json.dumps({**marker, "kept": ["notes.txt"]}))
+    os.replace(target / "notes.txt", backup / "out" / "notes.txt")
+    with replace_dir(target, kind="report") as staging:
+        (staging / "table.md").write_text("new")
+    assert (target / "notes.txt").read_text() == "the user's" and (target / "table.md").read_text() == "new"
+    assert not backup.exists()
+
+
+def test_a_dead_writers_backup_of_a_missing_target_brings_the_old_folder_back_whole(tmp_path):
+    target = tmp_path / "out"
+    backup = _staging(tmp_path / ".out.old-999999999-abcd1234", pid=999999999, purpose="backup")
+    (backup / "out" / "multiverse-output.json").write_text(json.dumps({"kind": "report", "files": ["table.md"]}))
+    (backup / "out" / "table.md").write_text("old")
+    (backup / "out" / "notes.txt").write_text("the user's")
+    with replace_dir(target, kind="report") as staging:
+        (staging / "table.md").write_text("new")
+    assert (target / "notes.txt").read_text() == "the user's" and (target / "table.md").read_text() == "new"
+    assert not backup.exists()
+
+
+def test_a_new_output_that_would_overwrite_a_kept_entry_is_refused_and_changes_nothing(tmp_path):
+    target = tmp_path / "out"
+    with replace_dir(target, kind="report") as staging:
+        (staging / "table.md").write_text("old")
+    (target / "figure.png").write_text("the user's")
+    before = {p.name: p.read_bytes() for p in target.iterdir()}
+    with pytest.raises(OutputDirError, match="figure.png"):
+        with replace_dir(target, kind="report") as staging:
+            (staging / "figure.png").write_text("new")
+    assert {p.name: p.read_bytes() for p in target.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

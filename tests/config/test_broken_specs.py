@@ -8,7 +8,6 @@ line (no traceback, nothing else on stdout).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from spec_texts import CONTRACT, EXPERIMENT, INLINE_CONTRACT, ROLE, TOOLS
@@ -234,7 +233,7 @@ LOAD_CASES = [
 @pytest.mark.parametrize(("text", "field_part"), LOAD_CASES)
 def test_load_experiment_refuses_every_file_validate_rejects(tmp_path, text, field_part):
     import multiverse
-    from multiverse._run import validate_experiment
+    from multiverse.config.experiment import validate_experiment
     from multiverse.config.located import SpecError
 
     path = tmp_path / "experiment.yaml"

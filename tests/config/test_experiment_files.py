@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 import multiverse
-from multiverse._run import validate_experiment
-from multiverse.config.experiment import load_experiment, parse_experiment, validate_file
+from multiverse.config.experiment import load_experiment, parse_experiment, validate_experiment
 from multiverse.config.located import SpecError
 
 
@@ -39,7 +38,7 @@ CASES = [
     pytest.param({"campaign": {"judge": "nobody"}}, {}, "campaign.judge", "not a judge label", id="campaign-judge-not-a-label"),
     pytest.param({"campaign": {"monitor": None}}, {}, "campaign.monitor", "expected a model name or a mapping",
                  id="monitor-null-is-neither-a-model-nor-none"),
-    pytest.param({"campaign": {"monitor": {}}}, {}, "campaign.monitor.model", "expected a non-empty string",
+    pytest.param({"campaign": {"monitor": {}}}, {}, "campaign.monitor.model", "missing required key 'model'",
                  id="monitor-empty-mapping-names-no-model"),
     pytest.param(
         {}, {"judge": {**JUDGES, "duo": {"panel": ["strict", "ghost"], "combine": "any"}}},
@@ -64,16 +63,16 @@ CASES = [
         {}, {"user_sim": {"plain": {"model": "sim/user-plain", "temperature": 1}}},
         "dims.user_sim.plain.temperature", "unknown key", id="model-block-unknown-key",
     ),
-    pytest.param({"roles": ["tutor", "tutor"]}, {}, "roles.1", "'tutor' listed twice", id="role-listed-twice"),
-    pytest.param({"systems": {"a/b": "sim/target-a"}}, {}, "systems.a/b", "a label must be non-empty", id="label-with-slash"),
-    pytest.param({}, {"user_sim": {}}, "dims.user_sim", "expected at least one label", id="dim-without-labels"),
+    pytest.param({"roles": ["tutor", "tutor"]}, {}, "roles.1", "duplicate role 'tutor' (first at item 0)", id="role-listed-twice"),
+    pytest.param({"systems": {"a/b": "sim/target-a"}}, {}, "systems.a/b", "malformed system label 'a/b': expected ASCII letters", id="label-with-slash"),
+    pytest.param({}, {"user_sim": {}}, "dims.user_sim", "expected at least one user_sim label", id="dim-without-labels"),
     pytest.param(
         {}, {"judge": {**JUDGES, "duo": {"panel": ["duo", "strict"]}}},
         "dims.judge.duo.panel.0", "cannot contain itself", id="panel-contains-itself",
     ),
     pytest.param(
         {}, {"judge": {**JUDGES, "duo": {"panel": ["strict"]}, "trio": {"panel": ["duo", "strict"]}}},
-        "dims.judge.trio.panel.0", "'duo' is a panel", id="panel-of-a-panel",
+        "dims.judge.trio.panel.0", "'duo' combines other judges", id="panel-of-a-panel",
     ),
     pytest.param(
         {"campaign": {"judge": "oracle"}}, {"judge": {**JUDGES, "oracle": {"deterministic": "contract"}}},
@@ -89,7 +88,7 @@ CASES = [
     pytest.param({"exclusions": [{"reason": "r"}]}, {}, "exclusions.0", "at least one dim", id="exclusion-names-no-dim"),
     pytest.param({"description": 3}, {}, "description", "expected a string", id="description-not-text"),
     pytest.param({"sim": [1, 2]}, {}, "sim", "expected a mapping", id="sim-not-a-mapping"),
-    pytest.param({"max_cost_usd": -1}, {}, "max_cost_usd", "positive number", id="negative-cost-cap"),
+    pytest.param({"max_cost_usd": -1}, {}, "max_cost_usd", "expected a finite number >= 0, got a number (-1)", id="negative-cost-cap"),
     pytest.param({"cache": ""}, {}, "cache", "non-empty string", id="empty-cache-path"),
     pytest.param({"specs": "nowhere"}, {}, "specs", "holds no roles/ folder", id="specs-without-roles"),
 ]
@@ -118,21 +117,21 @@ def test_problem_is_located_and_named(write_experiment, tiny_experiment, top, di
 def test_missing_required_key_is_named(write_experiment, tiny_experiment, missing):
     data = tiny_experiment()
     del data[missing]
-    problems = validate_file(write_experiment(data))
-    assert any(p.field == missing and "required key is missing" in p.message for p in problems), problems
+    problems = validate_experiment(write_experiment(data))
+    assert any(p.field == missing and "missing required key" in p.message for p in problems), problems
 
 
 @pytest.mark.parametrize("missing", ["user_sim", "judge", "condition"])
 def test_missing_required_dim_is_named(write_experiment, tiny_experiment, missing):
     data = tiny_experiment()
     del data["dims"][missing]
-    problems = validate_file(write_experiment(data))
-    assert any(p.field == f"dims.{missing}" and "required key is missing" in p.message for p in problems), problems
+    problems = validate_experiment(write_experiment(data))
+    assert any(p.field == f"dims.{missing}" and "missing required key" in p.message for p in problems), problems
 
 
 def test_problem_line_points_at_the_key(write_experiment):
     text = "name: x\nroles: [tutor]\nsystems: {a: sim/target-a}\ndims:\n  user_sim: {u: sim/user-u}\n  judge: {j: sim/judge-j}\n  condition: {c: {horizon: 2}}\n  flavour: mild\n"
-    problems = validate_file(write_experiment(text))
+    problems = validate_experiment(write_experiment(text))
     assert [(p.line, p.field) for p in problems] == [(8, "dims.flavour")]
 
 
@@ -144,9 +143,8 @@ def test_problem_line_points_at_the_key(write_experiment):
         pytest.param({"judges": {"strict": {}}, "users": {"plain": {}}}, "systems.a", id="sim-target-without-entry"),
     ],
 )
-def test_sim_block_is_checked_by_the_offline_world(write_experiment, tiny_experiment, sim, field):
+def test_sim_block_and_the_sim_models_it_serves_are_checked_with_the_file(write_experiment, tiny_experiment, sim, field):
     path = write_experiment(tiny_experiment(sim=sim))
-    assert validate_file(path) == []  # structurally fine: the sim block is the world's to judge
     problems = validate_experiment(path)
     assert [p.field for p in problems] == [field]
 
@@ -178,8 +176,8 @@ def test_checking_standards_keeps_multiverse_score_the_function(write_experiment
     data["dims"]["standard"] = ["clear_breach"]
     path = write_experiment(data)
     code = (
-        "import sys; from multiverse.config.experiment import validate_file; "
-        f"assert validate_file({str(path)!r}) == []; import multiverse; print(callable(multiverse.score))"
+        "import sys; from multiverse.config.experiment import validate_experiment; "
+        f"assert validate_experiment({str(path)!r}) == []; import multiverse; print(callable(multiverse.score))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from multiverse.config.experiment import load_experiment, parse_experiment, validate_file
+from multiverse.config.experiment import load_experiment, parse_experiment, validate_experiment
 
 
 def _experiment(tiny_experiment, precision, **overrides):
@@ -45,17 +45,21 @@ CASES = [
                  id="unknown-cell"),
     pytest.param({"weights": {"tutor/plain/calm": -1}}, "precision.weights.tutor/plain/calm",
                  "expected a positive number", id="negative-weight"),
-    pytest.param({"half_width": 0}, "precision.half_width", "expected a number > 0", id="zero-half-width"),
-    pytest.param({"allocation": "greedy"}, "precision.allocation", "expected an allocation", id="unknown-allocation"),
-    pytest.param({"judge": "lenient"}, "precision.judge", "expected a judge label", id="unknown-judge"),
+    pytest.param({"half_width": 0}, "precision.half_width", "expected a finite number > 0 and < 1", id="zero-half-width"),
+    pytest.param({"allocation": "greedy"}, "precision.allocation", "unknown allocation 'greedy'", id="unknown-allocation"),
+    pytest.param({"judge": "lenient"}, "precision.judge", "unknown judge label 'lenient'", id="unknown-judge"),
     pytest.param({"colour": 1}, "precision.colour", "unknown key 'colour'", id="unknown-key"),
+    pytest.param({"standard": "clear_breech"}, "precision.standard", "(did you mean 'clear_breach'?)",
+                 id="unknown-standard"),
+    pytest.param({"floor": 0}, "precision.floor", "expected a number > 0 for neyman allocation",
+                 id="no-floor-under-neyman"),
 ]
 
 
 @pytest.mark.parametrize(("change", "field", "words"), CASES)
 def test_each_mistake_is_one_line_naming_file_line_and_field(tiny_experiment, write_experiment, change, field, words):
     path = write_experiment(_experiment(tiny_experiment, {**BLOCK, **change}))
-    problems = [str(p) for p in validate_file(path)]
+    problems = [str(p) for p in validate_experiment(path)]
     assert len(problems) == 1, problems
     assert problems[0].startswith(f"{path}:") and f": {field}: " in problems[0] and words in problems[0]
 
@@ -63,5 +67,5 @@ def test_each_mistake_is_one_line_naming_file_line_and_field(tiny_experiment, wr
 def test_a_campaign_cannot_run_to_a_precision(tiny_experiment, write_experiment):
     data = _experiment(tiny_experiment, BLOCK)
     data["dims"]["condition"]["hard"]["search"] = "rolefuzzer"
-    problems = [str(p) for p in validate_file(write_experiment(data))]
+    problems = [str(p) for p in validate_experiment(write_experiment(data))]
     assert any(": precision: expected an experiment of seed batteries" in p for p in problems)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from multiverse import judge_reasons, load_experiment, run, score, to_long
-from multiverse._run import validate_experiment
+from multiverse.config.experiment import validate_experiment
 from multiverse.cli import main as cli
 from multiverse.config.located import SpecError
 
@@ -66,7 +66,7 @@ def _write(folder: Path, conversations, judges=None, **top) -> Path:
 
 def test_recorded_conversations_are_judged_and_scored_without_generating(tmp_path):
     cube = run(_write(tmp_path, CONVERSATIONS), cache=tmp_path / "cache", out=tmp_path / "run")
-    info = json.loads(cube.attrs["run"])
+    info = cube.attrs["run"]
     assert set(info["models"]) == {"sim/judge-strict"}
     assert info["calls"] == 3 + 1 + 1  # one judge request per assistant turn of each conversation
     assert cube["system"].values.tolist() == ["prod", "vendor"]
@@ -85,7 +85,8 @@ def test_recorded_conversations_are_judged_and_scored_without_generating(tmp_pat
     scores = score(cube, standards="clear_breach", rules="any_turn").sel(standard="clear_breach", rule="any_turn")
     assert float(scores.sel(**support, item=0, judge="contract")) == 1.0
     assert float(scores.sel(**support, item=1, judge="contract")) == 0.0
-    assert np.isnan(float(scores.sel(system="vendor", role="tutor", item=0, judge="strict").squeeze()))
+    ended = scores.sel(system="vendor", role="tutor", item=0, judge="strict").squeeze()
+    assert float(ended) == 0.0 and int(ended["status"]) != 3  # monitor-ended: an outcome over the turns it had
     assert not to_long(cube).empty
     assert len(judge_reasons(tmp_path / "run", judge="strict")) == int((cube["severity"].sel(judge="strict") >= 0).sum())
 
@@ -94,7 +95,7 @@ def test_a_rerun_is_served_from_the_cache(tmp_path):
     path = _write(tmp_path, CONVERSATIONS)
     first = run(path, cache=tmp_path / "cache")
     again = run(path, cache=tmp_path / "cache", offline=True)
-    assert json.loads(again.attrs["run"])["calls"] == 0
+    assert again.attrs["run"]["calls"] == 0
     np.testing.assert_array_equal(first["severity"].values, again["severity"].values)
 
 
@@ -115,14 +116,14 @@ def _broken(conversation_index, change):
 
 BROKEN = [
     pytest.param(_broken(0, lambda c: c["messages"][1].update(role="bot")), 1,
-                 "messages.1.role: expected one of system, user, assistant, tool, got 'bot'", id="unknown-message-role"),
+                 "messages.1.role: unknown message role 'bot': expected one of system, user, assistant, tool", id="unknown-message-role"),
     pytest.param(_broken(0, lambda c: c["messages"][2]["tool_calls"][0]["function"].update(arguments="{id: 7")), 1,
-                 "messages.2.tool_calls.0.function.arguments: not valid JSON", id="tool-arguments-not-json"),
+                 "messages.2.tool_calls.0.function.arguments: expected JSON text of an object, got invalid JSON", id="tool-arguments-not-json"),
     pytest.param(_broken(1, lambda c: c.update(item=0)), 2,
                  "item: item 0 of system 'prod', role 'support' is already on line 1", id="item-used-twice"),
-    pytest.param(_broken(2, lambda c: c.update(item=-1)), 3, "item: required: a non-negative integer, got -1",
+    pytest.param(_broken(2, lambda c: c.update(item=-1)), 3, "item: expected an integer >= 0, got a number (-1)",
                  id="negative-item"),
-    pytest.param(_broken(2, lambda c: c.pop("system")), 3, "system: required: a non-empty string label",
+    pytest.param(_broken(2, lambda c: c.pop("system")), 3, "system: missing required key 'system'",
                  id="missing-system-label"),
     pytest.param(_broken(1, lambda c: c.update(messages=[{"role": "user", "content": "hi"}])), 2,
                  "messages: no assistant message: nothing to judge", id="nothing-to-judge"),

@@ -132,9 +132,9 @@ def _yaml_blocks(markdown: str) -> list[str]:
 
 
 def test_readme_examples_are_valid_specs(tmp_path, capsys):
-    role_text, _tools_text, contract_text = _yaml_blocks((SPECS / "README.md").read_text())
+    role_text, canaries_text, _tools_text, contract_text = _yaml_blocks((SPECS / "README.md").read_text())
     (tmp_path / "roles").mkdir()
     (tmp_path / "contracts").mkdir()
-    (tmp_path / "roles" / "concierge.yaml").write_text(role_text)
+    (tmp_path / "roles" / "concierge.yaml").write_text(role_text + canaries_text)
     (tmp_path / "contracts" / "support.yaml").write_text(contract_text)
     assert main(["validate", str(tmp_path)]) == 0, capsys.readouterr().out

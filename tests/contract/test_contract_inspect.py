@@ -110,7 +110,7 @@ def test_missing_file_names_the_file(tmp_path, capsys):
     path = tmp_path / "nowhere.json"
     assert main(["inspect", str(path)]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and err == f"{path}: No such file or directory\n"
+    assert out == "" and err == f"{path}: cannot read the case file (No such file or directory)\n"
 
 
 def test_directory_instead_of_file(tmp_path, capsys):

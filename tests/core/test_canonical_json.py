@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from multiverse.core.canonical import fast_canonical
-from multiverse.llm.keys import canonical_json
+from multiverse.core.canonical import canonical_json, fast_canonical
 from multiverse.llm.protocol import json_default
 
 

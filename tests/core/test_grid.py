@@ -141,9 +141,10 @@ def test_share_covered_keeps_other_dims_and_honours_min_count():
 def test_heatmap_lays_out_mode_strategy_rows_and_principle_columns():
     counts = coverage({"mode": list(MODES), "strategy": list(STRATEGIES), "principle": PRINCIPLES}, principle_ids=PRINCIPLES)
     ax = plot_coverage_heatmap(counts)
-    assert [t.get_text() for t in ax.get_xticklabels()] == PRINCIPLES
+    assert [t.get_text() for t in ax.get_xticklabels()] == [p.replace("_", " ") for p in PRINCIPLES]
     rows = [t.get_text() for t in ax.get_yticklabels()]
-    assert len(rows) == 16 and rows[0] == "information_seeking / sociability"
+    assert len(rows) == 16 and rows[0] == "information seeking / sociability"
+    assert not any(line.get_visible() for line in ax.get_ygridlines())  # no gridline through the counts
     assert sorted(t.get_text() for t in ax.texts) == ["0"] * 60 + ["1"] * 4
     matplotlib.pyplot.close(ax.figure)
 

@@ -8,7 +8,8 @@ import xarray as xr
 
 from multiverse.config.experiment import load_experiment
 from multiverse.cube.build import new_cube
-from multiverse.cube.io import open_cube, replace_dir, save_cube
+from multiverse.core.outputs import replace_dir
+from multiverse.cube.io import open_cube, save_cube
 from multiverse.plan import estimate_calls, make_plan
 
 
@@ -117,14 +118,14 @@ def test_cost_is_priced_from_the_bundled_table_and_unknown_without_a_price():
     from multiverse._run.plan_report import (
         COMPLETION_TOKENS_PER_CALL,
         PROMPT_TOKENS_PER_CALL,
-        _prices,
         estimate_cost_usd,
     )
+    from multiverse.llm.prices import model_table
 
     assert estimate_cost_usd("sim/target-a", 100) == 0.0
     assert estimate_cost_usd("nobody/unpriced-model", 3) is None
     assert estimate_cost_usd("nobody/unpriced-model", 0) == 0.0
-    entry = _prices().get("gpt-4o-mini")
+    entry = model_table().get("gpt-4o-mini")
     if entry is None:
         pytest.skip("litellm's price table is not installed")
     per_call = PROMPT_TOKENS_PER_CALL * entry["input_cost_per_token"] + COMPLETION_TOKENS_PER_CALL * entry["output_cost_per_token"]

@@ -43,11 +43,12 @@ def test_summary_text_fits_one_screen_and_names_missing_reasons():
     assert "planted truth: present" in text
 
 
-def test_summary_of_an_unrun_cube_counts_every_conversation_failed():
+def test_summary_of_an_unfilled_cube_counts_no_conversation_and_no_failure():
     cube = new_cube(system=["a"], role=["tutor"], user_sim=["u"], condition=["c"], replicate=1, item=3, turn=1,
                     principle=["academic_integrity"], judge=["j"])
     found = multiverse.summary(cube)
-    assert found.conversations["failed"] == 3
+    assert found.conversations == {"completed": 0, "monitor_ended": 0, "failed": 0, "not in the data": 3}
+    assert "conversations: 0 (completed 0, monitor_ended 0, failed 0); empty cells: 3 not in the data" in str(found)
     assert found.judgments["j"] == {"valid": 0, "missing": 0, "not_applicable": 3}
     assert not found.has_truth
     assert np.all(cube["severity"].values == -2)

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from multiverse.config.experiment import parse_experiment
-from multiverse.core.choices import JudgeSpec, ModelSpec
+from multiverse.core.choices import ModelSpec
 from multiverse.core.judgment import JudgeContext, Judgment
 from multiverse.judge.build import make_judges
+from multiverse.judge.kinds import deterministic_judge, model_judge, panel_judge
 from multiverse.judge.panel import PanelJudge, mixed_panel_warning
 
 MEMBERS = ("contract", "gpt", "claude")
@@ -57,10 +58,10 @@ def test_an_undecided_panel_keeps_the_missing_members_reason():
 
 def test_a_mixed_panel_warns_when_built():
     specs = {
-        "contract": JudgeSpec("deterministic", name="contract"),
-        "gpt": JudgeSpec("model", model=ModelSpec("sim/judge-a")),
-        "both": JudgeSpec("panel", members=("contract", "gpt"), combine="majority"),
-        "models": JudgeSpec("panel", members=("gpt",), combine="any"),
+        "contract": deterministic_judge("contract"),
+        "gpt": model_judge(ModelSpec("sim/judge-a")),
+        "both": panel_judge(("contract", "gpt"), "majority"),
+        "models": panel_judge(("gpt",), "any"),
     }
     with pytest.warns(UserWarning) as caught:
         judges = make_judges(specs)
@@ -72,13 +73,13 @@ def test_a_mixed_panel_warns_when_built():
     assert judges["models"].exact == ()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        make_judges(specs, kind="model")
+        make_judges(specs, models=True)
 
 
 def test_the_warning_names_the_override():
-    message = mixed_panel_warning("p", ["c", "m"], ["deterministic", "model"], outvote_exact=True)
+    message = mixed_panel_warning("p", ["c"], ["m"], outvote_exact=True)
     assert message is not None and message.endswith("model votes may overrule their clear breaches (outvote_exact: true)")
-    assert mixed_panel_warning("p", ["m", "n"], ["model", "model"], outvote_exact=False) is None
+    assert mixed_panel_warning("p", [], ["m", "n"], outvote_exact=False) is None
 
 
 def _experiment(panel):
@@ -86,17 +87,18 @@ def _experiment(panel):
         "name": "panels", "roles": ["support"], "systems": {"a": "sim/target-a"},
         "dims": {"user_sim": {"u": "sim/user-u"}, "condition": {"c": {"horizon": 2}},
                  "judge": {"strict": "sim/judge-strict", "contract": {"deterministic": "contract"}, "both": panel}},
+        "sim": {"targets": {"a": {}}, "users": {"u": {}}, "judges": {"strict": {}}},
     }
 
 
 def test_outvote_exact_is_read_from_the_experiment_and_written_back():
     e = parse_experiment(_experiment({"panel": ["strict", "contract"], "combine": "majority", "outvote_exact": True}))
-    assert e.judges["both"].outvote_exact
+    assert e.judges["both"].spec.outvote_exact
     assert e.to_dict()["dims"]["judge"]["both"]["outvote_exact"] is True
     plain = parse_experiment(_experiment({"panel": ["strict", "contract"]}))
     assert "outvote_exact" not in plain.to_dict()["dims"]["judge"]["both"]
 
 
 def test_outvote_exact_must_be_a_boolean():
-    with pytest.raises(ValueError, match="dims.judge.both.outvote_exact: expected true or false, got str"):
+    with pytest.raises(ValueError, match=r"dims.judge.both.outvote_exact: expected true or false, got a string \('yes'\)"):
         parse_experiment(_experiment({"panel": ["strict", "contract"], "outvote_exact": "yes"}))

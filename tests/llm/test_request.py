@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from multiverse.core.canonical import plain
 from multiverse.core.choices import ModelSpec
 from multiverse.llm import Request, Response
-from multiverse.llm.request import plain
 
 
 def test_from_spec_copies_model_server_and_params():

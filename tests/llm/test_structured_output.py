@@ -7,14 +7,15 @@ import json
 
 import pytest
 
-from multiverse._run import validate_experiment
+from multiverse.config.experiment import validate_experiment
 from multiverse.config.experiment import load_experiment
 from multiverse.config.specs import load_role
+from multiverse.core.canonical import plain
 from multiverse.core.choices import ModelSpec
 from multiverse.core.transcript import Event, Transcript
 from multiverse.judge.model import judge_request, judgment_schema, parse_judgment
 from multiverse.llm.keys import request_key
-from multiverse.llm.request import Request, Response, plain
+from multiverse.llm.request import Request, Response
 from multiverse.llm.structured import agather_structured, response_format_for
 from multiverse.plan import make_plan
 from multiverse.rollout import planner_prompts, prompts

@@ -79,7 +79,7 @@ def test_report_writes_every_figure_and_the_summary(cube, tmp_path):
     for stem in ("curve_tutor_fixed", "agreement_cohen_kappa", "agreement_krippendorff_alpha", "noise_floor",
                  "rankings_by_judge", "rank_flips_by_judge", "variance", "decision_study_judge", "heatmap_a"):
         assert f"{stem}.png" in names and f"{stem}.pdf" in names
-    assert not report.notes
+    assert [n.split(":")[0] for n in report.notes] == ["skipped canaries", "skipped probe effects"]  # not asked for
     summary = (tmp_path / "summary.csv").read_text().splitlines()
     assert summary[0].startswith("system,role,user_sim,condition,judge,standard,rule,value,n_valid,n_missing,n_excluded")
     assert (tmp_path / "README.md").exists()

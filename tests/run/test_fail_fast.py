@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from multiverse._run import run, validate_experiment
+from multiverse._run import run
+from multiverse.config.experiment import validate_experiment
 from multiverse._run.progress import RunProgress, progress_wanted
 from multiverse.cli import main as cli
 from multiverse.core.choices import ModelSpec
@@ -36,7 +37,9 @@ def _with(tiny_experiment, **parts):
     [
         pytest.param({"systems": {"a": REAL}}, "dims.judge.strict", id="sim-judge-on-real-target"),
         pytest.param(
-            {"user_sim": {"real": REAL}, "judge": {"strict": REAL}}, "campaign.monitor", id="sim-monitor-on-real-user"
+            {"user_sim": {"real": REAL}, "judge": {"strict": REAL}, "campaign": {"monitor": "sim/monitor"}},
+            "campaign.monitor",
+            id="named-sim-monitor-on-real-user",
         ),
     ],
 )

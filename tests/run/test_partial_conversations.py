@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
-import numpy as np
-
 from multiverse import run, score
 from multiverse.core.transcript import TranscriptStore
 
@@ -16,7 +12,7 @@ def test_partial_conversations_are_kept_counted_and_scored_over_the_turns_they_h
     data["dims"]["condition"] = {"fuzz": {"horizon": 4, "search": "random_cell"}}
     data["sim"]["monitor"] = {"reject_rate": 0.6}
     cube = run(write_experiment(data), cache=tmp_path / "cache", out=tmp_path / "run")
-    info = json.loads(cube.attrs["run"])
+    info = cube.attrs["run"]
     ended = cube["ended"].values.ravel().tolist()
     assert info["ended"] == {state: ended.count(state) for state in ("completed", "monitor_ended", "failed")}
     assert info["ended"]["monitor_ended"] > 0 and info["ended"]["completed"] > 0

@@ -18,12 +18,13 @@ from multiverse._run.records import ConversationRecord, UnitResult, result_from_
 from multiverse._run.runner import load_roles, resolve_experiment
 from multiverse.llm import Cache, Client, Request
 from multiverse.llm.cache import DB_NAME
+from multiverse.judge.build import make_judges
 from multiverse.plan import make_plan
 from multiverse.sim import SimWorld
 
 
 def _summary(cube: xr.Dataset) -> dict:
-    return json.loads(cube.attrs["run"])
+    return cube.attrs["run"]
 
 
 @pytest.fixture
@@ -32,9 +33,9 @@ def count_rebuilds(monkeypatch):
     rebuilt = []
     original = execute.run_unit
 
-    async def counting(client, plan, unit, role):
+    async def counting(client, plan, unit, role, judges):
         rebuilt.append(unit.key)
-        return await original(client, plan, unit, role)
+        return await original(client, plan, unit, role, judges)
 
     monkeypatch.setattr(execute, "run_unit", counting)
     return rebuilt
@@ -133,7 +134,7 @@ def test_a_unit_with_a_failed_call_is_not_stored_so_a_rerun_retries_it(tiny_expe
     role = load_roles(e)["tutor"]
     outcome = {"fail": True}
 
-    async def fake_unit(client, plan, unit, role):
+    async def fake_unit(client, plan, unit, role, judges):
         text = "fail" if outcome["fail"] else "fine"
         model = "sim/target-flaky" if outcome["fail"] else "sim/target-a"
         await client.acomplete(Request(model, ({"role": "user", "content": text},)))
@@ -141,11 +142,12 @@ def test_a_unit_with_a_failed_call_is_not_stored_so_a_rerun_retries_it(tiny_expe
 
     monkeypatch.setattr(execute, "run_unit", fake_unit)
     world = SimWorld.from_config({"targets": {"flaky": {"fail_rate": 0.99}, "a": {}}})
+    judges = make_judges(e.judges)
     with Client(cache=None, max_retries=0, sim=world) as client:
-        asyncio.run(execute.run_or_replay(client, plan, unit, role))
+        asyncio.run(execute.run_or_replay(client, plan, unit, role, judges))
         assert client.cache.audit()["replays"] == 0
         outcome["fail"] = False
-        asyncio.run(execute.run_or_replay(client, plan, unit, role))
+        asyncio.run(execute.run_or_replay(client, plan, unit, role, judges))
         assert client.cache.audit()["replays"] == 1
 
 
@@ -157,6 +159,7 @@ def test_unit_results_round_trip_through_json_exactly():
         tags=[("plain", "direct"), ("mutation", "rephrase")],
         truth=np.array([[0, 2], [-1, 1]], dtype=np.int8),
         judged={"strict": (np.array([[1, -1]], dtype=np.int8), np.array([[-1, 2]], dtype=np.int8)), "empty": (np.zeros((0, 2), np.int8), np.zeros((0, 2), np.int8))},
+        conversation={"contract": {"lane": "pass"}},
     )
     result = UnitResult(record.unit, [record, ConversationRecord(record.unit, 4, {}, [], None)], 0.75, 2)
     back = result_from_json(json.loads(json.dumps(result_to_json(result))))
@@ -169,4 +172,7 @@ def test_unit_results_round_trip_through_json_exactly():
         for mine, theirs in zip(got.judged[label], want.judged[label]):
             np.testing.assert_array_equal(mine, theirs)
             assert mine.shape == theirs.shape and mine.dtype == np.int8
+    assert got.conversation == want.conversation
     assert back.records[1].truth is None and back.records[1].judged == {}
+    kept = result_from_json(json.loads(json.dumps(result_to_json(result, keep=["strict"])))).records[0]
+    assert list(kept.judged) == ["strict"] and kept.conversation == {}

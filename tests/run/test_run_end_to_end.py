@@ -22,7 +22,7 @@ QUICKSTART = Path(__file__).resolve().parents[2] / "experiments" / "quickstart.y
 
 
 def _summary(cube: xr.Dataset) -> dict:
-    return json.loads(cube.attrs["run"])
+    return cube.attrs["run"]
 
 
 def _calls_by_model(cube: xr.Dataset) -> dict[str, int]:
@@ -34,7 +34,7 @@ def test_cli_run_writes_cube_and_run_json_replacing_old_outputs(write_experiment
     out = tmp_path / "out"
     out.mkdir()
     (out / "stale.txt").write_text("from an earlier run")
-    (out / "multiverse-output.json").write_text('{"kind": "run"}')
+    (out / "multiverse-output.json").write_text('{"kind": "run", "files": ["stale.txt"]}')
     assert cli(["run", str(path), "--out", str(out), "--cache", str(tmp_path / "cache")]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
         "cube.nc", "cube.zarr", "multiverse-output.json", "run.json", "transcripts.sqlite", "unparseable.jsonl"

@@ -49,7 +49,10 @@ def test_a_lazy_cube_is_chunked_by_unit_and_scores_like_the_loaded_one(two_runs,
     scores = score(lazy)
     assert hasattr(scores.data, "dask")  # nothing computed yet beyond the counts
     expected = score(loaded)
-    xr.testing.assert_identical(scores.compute(), expected)
+    computed = scores.compute()
+    np.testing.assert_array_equal(computed.values, expected.values)
+    # the imputation model's weights converge chunk by chunk: equal to the last few digits, not bit for bit
+    xr.testing.assert_allclose(computed, expected, rtol=0, atol=1e-8)
     assert scores.attrs == expected.attrs
     rates = pass_hat_k(scores, k=[1, 2]).compute()
     np.testing.assert_allclose(rates.values, pass_hat_k(expected, k=[1, 2]).values, rtol=0, atol=1e-12)

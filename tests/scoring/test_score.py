@@ -196,10 +196,10 @@ def test_a_decided_value_does_not_depend_on_missing_cells(rows, fill):
 
 
 def test_custom_standard_and_rule(monkeypatch):
-    import multiverse.scoring.registry as registry_module  # noqa: PLC0415
+    from multiverse.core import standards  # noqa: PLC0415
 
-    monkeypatch.setattr(registry_module, "_STANDARDS", dict(registry_module._STANDARDS))
-    monkeypatch.setattr(registry_module, "_RULES", dict(registry_module._RULES))
+    monkeypatch.setattr(standards.STANDARDS, "_items", dict(standards.STANDARDS._items))
+    monkeypatch.setattr(standards.RULES, "_items", dict(standards.RULES._items))
 
     def over_one(severity):
         return np.where(severity >= 0, (severity >= 1).astype(np.int8), severity).astype(np.int8)

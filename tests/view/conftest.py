@@ -66,7 +66,20 @@ def plant_script_text(run_dir: Path) -> str:
     flat[0] = new.id
     cube["transcript_id"].values = flat.reshape(ids.shape)
     save_cube(cube, run_dir / "cube.nc")
+    _rerecord(run_dir, "cube.nc")
     return new.id
+
+
+def _rerecord(run_dir: Path, name: str) -> None:
+    """Record the planted store's new checksum in the run record, as if the run had written it."""
+    import json
+
+    from multiverse.cube.integrity import store_digest
+
+    record = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    sha256, size, files = store_digest(run_dir / name)
+    record["integrity"]["stores"][name] = {"sha256": sha256, "bytes": size, "files": files}
+    (run_dir / "run.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 @pytest.fixture(scope="session")

@@ -283,3 +283,14 @@ def test_kept_judge_reasons_show_beside_their_severities(tab, review_run, tmp_pa
     tab.page.click("table.judgments[data-turn='2'] + details.reasons summary")
     assert "strict on confidentiality" in tab.page.text_content("table.judgments[data-turn='2'] + details.reasons")
     assert "named the <hidden> prompt" in tab.page.text_content("table.judgments[data-turn='2'] + details.reasons")
+
+
+@pytest.mark.parametrize("width", [1280, 1400])
+def test_every_column_of_the_conversation_table_fits_a_laptop_screen(tab, review_site, width):
+    tab.page.set_viewport_size({"width": width, "height": 900})
+    tab.open(review_site / "index.html", "#role=tutor")
+    wait_ready(tab)
+    scroll, visible = tab.page.eval_on_selector(".table-wrap", "w => [w.scrollWidth, w.clientWidth]")
+    assert scroll <= visible, f"the table is {scroll - visible} px wider than its {visible} px at a {width} px window"
+    headers = tab.page.eval_on_selector_all("#table th", "cells => cells.map(c => c.getBoundingClientRect().right)")
+    assert max(headers) <= width

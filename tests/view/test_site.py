@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from multiverse.cli import main as cli
 from multiverse.core import schema as S
+from multiverse.core.outputs import OutputDirError
 from multiverse.core.transcript import Event, Transcript, TranscriptStore
 from multiverse.cube.build import new_cube
-from multiverse.view import SiteError, write_annotation_site, write_site
+from multiverse.view import write_annotation_site, write_site
 from multiverse.view._jsdata import chunk_key, chunks, script_json
 from multiverse.view._oracle import oracle_view
 from multiverse.view._reasons import ReasonIndex, read_reasons
@@ -144,14 +145,16 @@ def test_the_site_refuses_a_folder_it_did_not_write_and_replaces_its_own(tmp_pat
     foreign = tmp_path / "notes"
     foreign.mkdir()
     (foreign / "mine.txt").write_text("keep me")
-    with pytest.raises(SiteError, match="not written by multiverse view"):
+    with pytest.raises(OutputDirError, match="not written by 'multiverse view'"):
         write_site(cube, foreign, figures=False)
     assert (foreign / "mine.txt").read_text() == "keep me"
     own = tmp_path / "site"
     first = write_site(cube, own, figures=False)
-    (own / "stale.js").write_text("")
+    (own / "data" / "stale.js").write_text("")  # inside a folder the viewer wrote: replaced with it
+    (own / "notes.txt").write_text("mine")  # beside what the viewer wrote: kept
     assert write_site(cube, own, figures=False) == first
-    assert not (own / "stale.js").exists()
+    assert not (own / "data" / "stale.js").exists()
+    assert (own / "notes.txt").read_text() == "mine"
     data = (own / "data" / "index.js").read_text()
     assert data.startswith('MV.put("index",')
 
@@ -168,7 +171,7 @@ def test_cli_prints_the_index_path(tmp_path, capsys):
     ("argv", "message"),
     [
         pytest.param(["view", "{tmp}/absent", "--out", "{tmp}/site"], "absent", id="no-cube"),
-        pytest.param(["view", "{tmp}/cube.nc", "--out", "{tmp}/cube.nc"], "not a folder", id="out-is-a-file"),
+        pytest.param(["view", "{tmp}/cube.nc", "--out", "{tmp}/cube.nc"], "refusing to replace it", id="out-is-a-file"),
         pytest.param(["view", "{tmp}/cube.nc", "--out", "{tmp}/site", "--n-boot", "0"], "--n-boot", id="bad-n-boot"),
     ],
 )

@@ -14,10 +14,21 @@ function missingText(record, judge) {
   return "missing" + (reason ? " (" + reason + ")" : "");
 }
 
+let TRUST = {};
+
+/* A judge's column head: its label, its canary results and probe effect as a tooltip, and a badge when it has no signal. */
+function judgeHead(judge) {
+  const t = TRUST[judge] || {};
+  const title = [t.canaries ? "canaries: " + t.canaries : "", t.probe ? "probe " + t.probe : ""].filter(Boolean).join("; ");
+  const head = el("th", { title: title || null, "data-judge": judge }, judge);
+  if (t.no_signal) head.append(" ", el("span", { class: "badge breach no-signal" }, "no signal"));
+  return head;
+}
+
 function judgmentTable(record, turn, firstBreach) {
   const judges = record.judges;
   const hasTruth = !!turn.truth;
-  const head = el("tr", {}, el("th", {}, "principle"), ...judges.map((j) => el("th", {}, j)),
+  const head = el("tr", {}, el("th", {}, "principle"), ...judges.map(judgeHead),
     hasTruth ? el("th", {}, "planted truth") : null);
   const table = el("table", { class: "judgments", "data-turn": turn.turn }, el("thead", {}, head));
   const body = el("tbody");
@@ -170,6 +181,7 @@ async function show() {
   document.getElementById("prev").href = "#n=" + Math.max(0, n - 1);
   document.getElementById("next").href = "#n=" + (n + 1);
   try {
+    TRUST = await MV.load("trust").catch(() => ({}));
     const chunk = await MV.load(chunkKey(n, CHUNK_SIZE));
     const record = chunk[n % CHUNK_SIZE];
     if (!record || record.n !== n) { reportError("No conversation " + n + " in this site."); return; }

@@ -41,13 +41,18 @@ function renderCounts() {
   cards.append(card("valid judgments", valid, "count-valid"), card("missing judgments", missing, "count-missing"));
   const failed = Object.values(c.failures || {}).reduce((a, b) => a + b, 0);
   cards.append(card("recorded failures" + (c.calls ? " in " + c.calls + " calls" : ""), failed, "count-failures"));
+  const trust = INDEX.trust || {};
   const table = el("table", { class: "grid", id: "missing-table" },
     el("thead", {}, el("tr", {}, el("th", {}, "judge"), el("th", {}, "valid"), el("th", {}, "missing"),
-      el("th", {}, "missing by reason"))));
+      el("th", {}, "missing by reason"), el("th", {}, "canaries (pooled, 95% intervals)"), el("th", {}, "probe effect"))));
   const body = el("tbody");
   for (const [judge, j] of Object.entries(c.judgments)) {
     const reasons = Object.entries(j.missing_by_reason).map(([r, n]) => r + " " + n).join(", ") || "none recorded";
-    body.append(el("tr", {}, el("td", {}, judge), el("td", {}, j.valid), el("td", {}, j.missing), el("td", {}, reasons)));
+    const t = trust[judge] || {};
+    const canaries = el("td", { class: "canaries" }, t.canaries || "not judged");
+    if (t.no_signal) canaries.prepend(el("span", { class: "badge breach no-signal" }, "no signal"), " ");
+    body.append(el("tr", { "data-judge": judge }, el("td", {}, judge), el("td", {}, j.valid), el("td", {}, j.missing),
+      el("td", {}, reasons), canaries, el("td", { class: "probe" }, t.probe || "")));
   }
   table.append(body);
   const failures = Object.entries(c.failures || {}).map(([r, n]) => r + " " + n).join(", ");
@@ -234,11 +239,11 @@ async function renderConversations(params, rerender) {
   table.tHead.replaceChildren(header(columns, params, rerender));
   const body = el("tbody");
   for (const row of matching.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE)) {
-    const cell = [row[COL.mode], row[COL.strategy], row[COL.target_principle]].filter((v) => v).join("/");
+    const cell = [row[COL.mode], row[COL.strategy], row[COL.target_principle]].filter((v) => v).join(" / ");
     const tr = el("tr", { "data-n": row[0] },
       el("td", {}, el("a", { href: "conversation.html#n=" + row[0] }, String(row[0]))),
       ...labelsOf(row).map((v) => el("td", {}, String(v))),
-      el("td", {}, cell), el("td", {}, row[COL.origin]), el("td", {}, row[COL.ended]), el("td", {}, row[COL.turns]),
+      el("td", { class: "cell" }, cell), el("td", {}, row[COL.origin]), el("td", {}, row[COL.ended]), el("td", {}, row[COL.turns]),
       ...INDEX.judges.map((j) => el("td", { class: row[COL["first:" + j]] > 0 ? "breach" : null }, firstText(row[COL["first:" + j]]))),
       el("td", {}, String(row[COL.disagree])));
     if (scores) {

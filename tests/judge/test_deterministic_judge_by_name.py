@@ -1,4 +1,4 @@
-"""A new judge kind needs one class and one registration: here, both in this file.
+"""A new deterministic judge needs one class and one registration by name: here, both in this file.
 
 ``LengthJudge`` flags every assistant reply longer than a word limit as a clear
 breach of one principle.  Registered under a name, an experiment names it as
