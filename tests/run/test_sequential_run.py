@@ -104,3 +104,45 @@ def test_the_report_and_the_viewer_of_a_sequential_run_carry_its_looks(sequentia
     index = write_site(cube, tmp_path / "site")
     data = "".join(p.read_text(encoding="utf-8") for p in index.parent.rglob("*.js"))
     assert "renderLooks" in data and "target_half_width" in data
+
+
+NO_SIGNAL = {"sensitivity": {"*": 0.5}, "specificity": {"*": 0.5}}
+
+
+def _with_canaries(tiny_experiment, write_experiment, *, judge=None, canaries=True):
+    data = tiny_experiment(horizon=2, systems={"a": "sim/target-a", "b": "sim/target-b"}, items=8)
+    data["sim"]["targets"]["b"] = {"breach": {"*": 0.25}}
+    if judge is not None:
+        data["sim"]["judges"]["strict"] = judge
+    if canaries:
+        data["canaries"] = {"per_principle": 4}
+    data["precision"] = {"contrast": ["b", "a"], "standard": "clear_breach", "rule": "any_turn",
+                         "half_width": 0.02, "batch": 4, "max_items": 8}
+    return write_experiment(data)
+
+
+def test_a_sequential_run_judges_the_canaries_once_and_records_them(tiny_experiment, write_experiment, tmp_path):
+    path = _with_canaries(tiny_experiment, write_experiment)
+    out = tmp_path / "out"
+    cube = run_until_precision(path, design=SequentialDesign.for_experiment, out=out, cache=tmp_path / "cache")
+    info = json.loads((out / "run.json").read_text())
+    assert info["judges"]["strict"]["no_signal"] is False
+    assert info["judges"]["strict"]["canaries"] == cube.attrs["canaries"]["strict"]
+    assert info["sequential"]["stopped"] == "budget"
+    plain = run_until_precision(_with_canaries(tiny_experiment, write_experiment, canaries=False),
+                                design=SequentialDesign.for_experiment, cache=tmp_path / "plain")
+    judged = info["purposes"]["judge"]["calls"] - plain.attrs["run"]["purposes"]["judge"]["calls"]
+    pooled = info["judges"]["strict"]["canaries"]["pooled"]
+    assert judged == pooled["breaks"] + pooled["keeps"] + pooled["missing"]  # every canary's call counts into the run's
+
+
+def test_require_judge_signal_stops_a_sequential_run_before_its_first_batch(tiny_experiment, write_experiment, tmp_path, capsys):
+    from multiverse.cli import main as cli
+
+    path = _with_canaries(tiny_experiment, write_experiment, judge=NO_SIGNAL)
+    out = tmp_path / "out"
+    code = cli(["run", str(path), "--out", str(out), "--cache", str(tmp_path / "cache"), "--until-precision",
+                "--require-judge-signal", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("multiverse run: refused: no signal on the canaries: judge 'strict'")
+    assert "look 1" not in err and not out.exists()
