@@ -25,7 +25,6 @@ a judge of perfect specificity.  The estimand is the equally weighted contrast
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from dataclasses import replace
@@ -209,7 +208,6 @@ def main(argv: list[str] | None = None) -> None:
         cube = run_until_precision(
             e, design=lambda ex, pl: SequentialDesign.for_experiment(ex, pl, target_n=tuned), cache=args.cache)
         record = cube.attrs["run"]
-        record = json.loads(record) if isinstance(record, str) else record
         design = SequentialDesign(e.precision, pool=e.items, seed=seed, costs=costs, target_n=tuned)
         while (draws := design.next_batch()):
             design.observe({(d.cell, d.item): (table[d.cell][d.item],) * 2 for d in draws})
