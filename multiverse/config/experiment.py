@@ -67,28 +67,9 @@ __all__ = [
 ]
 
 TOP_KEYS = (
-    "name",
-    "description",
-    "roles",
-    "systems",
-    "dims",
-    "replicates",
-    "items",
-    "budget",
-    "campaign",
-    "exclusions",
-    "sim",
-    "seed",
-    "concurrency",
-    "rate_limits",
-    "max_calls",
-    "max_cost_usd",
-    "cache",
-    "specs",
-    "allow_sim_on_real",
-    "timeout_s",
-    "rollouts",
-    "canaries",
+    "name", "description", "roles", "systems", "dims", "replicates", "items", "budget", "campaign",
+    "exclusions", "sim", "seed", "concurrency", "rate_limits", "max_calls", "max_cost_usd", "cache", "specs",
+    "allow_sim_on_real", "timeout_s", "rollouts", "canaries",
 )
 DIM_KEYS = ("user_sim", "judge", "judge_probe", "condition", "standard", "rule")
 
