@@ -14,7 +14,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -114,16 +113,21 @@ def test_the_readme_commands_run_in_order_against_the_loopback_server(project, c
     assert (project / "runs" / "my_tutor" / "report").is_dir()
 
 
-CHECK_RUN = [sys.executable, "-m", "multiverse", "run", "experiments/my_tutor.yaml", "--out", "runs/my_tutor"]
+# The refusal must not wait for litellm's import (seconds of CPU): the run is started through runpy so the
+# same process can say, on stdout, whether litellm was imported before it exited. The wall-clock figure
+# (< 5 s) is measured in benchmarks/tour.md, not asserted here.
+CHECK_RUN = [
+    sys.executable, "-c",
+    "import runpy, sys\n"
+    "sys.argv = ['multiverse', 'run', 'experiments/my_tutor.yaml', '--out', 'runs/my_tutor']\n"
+    "try:\n"
+    "    runpy.run_module('multiverse', run_name='__main__')\n"
+    "finally:\n"
+    "    print('litellm imported:', 'litellm' in sys.modules)\n",
+]
 
 
-@pytest.mark.xfail(
-    reason="timing only: until credentials are checked before litellm is imported (the fail-fast credential "
-    "check of the five-minute-tour work), the refusal waits for the import; exit code and message are asserted "
-    "unmarked in test_the_readme_commands_run_in_order_against_the_loopback_server",
-    strict=False,
-)
-def test_without_a_key_run_exits_2_naming_the_variable_within_5_s(project, capsys):
+def test_without_a_key_run_exits_2_naming_the_variable_before_litellm_is_imported(project, capsys):
     for kind, step in section_steps():
         if kind == "file":
             path, text = step
@@ -132,8 +136,6 @@ def test_without_a_key_run_exits_2_naming_the_variable_within_5_s(project, capsy
         elif step[0] == "init":
             assert _cli(capsys, step)[0] == 0
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    started = time.perf_counter()
     done = subprocess.run(CHECK_RUN, cwd=project, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - started
     assert done.returncode == 2 and KEY in done.stderr and len(done.stderr.strip().splitlines()) == 1
-    assert wall < 5.0, f"exit 2 after {wall:.1f} s"
+    assert done.stdout.strip() == "litellm imported: False"

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from multiverse._run.backends import check_backend
 from multiverse._run.records import ConversationRecord, UnitResult, record_judgment, store_judgment
 from multiverse.config.experiment import Experiment
 from multiverse.core.choices import ModelSpec
@@ -30,8 +31,7 @@ from multiverse.judge.build import make_judges
 from multiverse.judge.canaries import canary_table
 from multiverse.plan import Plan, Unit, make_plan
 
-__all__ = ["BackendError", "check_backend", "execute_units", "judge_records", "judge_unit", "make_client",
-           "run_or_replay", "run_sync", "run_unit"]
+__all__ = ["execute_units", "judge_records", "judge_unit", "make_client", "run_or_replay", "run_sync", "run_unit"]
 
 T = TypeVar("T")
 
@@ -483,35 +483,3 @@ def execute_units(
         register_ray()
     with joblib.parallel_config(backend=backend, n_jobs=n_jobs):
         return _run_shipped(plan, roles, units, judges, cache=cache, offline=offline, replay=replay, on_result=on_result)
-
-
-class BackendError(ValueError):
-    """A joblib backend that cannot run here (not installed, or no cluster to run on); one line."""
-
-
-def check_backend(backend: str | None) -> None:
-    """Refuse, before any model call, a joblib backend that cannot run here.
-
-    ``ray`` needs the ray extra installed; ``dask`` needs dask's distributed
-    scheduler and a ``distributed.Client`` created in this process.
-
-    Raises
-    ------
-    BackendError
-        Naming the backend and what it needs.
-    """
-    if backend == "ray":
-        try:
-            import ray.util.joblib  # noqa: F401
-        except ImportError:
-            raise BackendError("backend 'ray': ray is not installed (install multiverse's ray extra)") from None
-    elif backend == "dask":
-        try:
-            from distributed import get_client
-        except ImportError:
-            raise BackendError("backend 'dask': dask.distributed is not installed") from None
-        try:
-            get_client()
-        except ValueError:
-            raise BackendError("backend 'dask': no dask cluster; create a distributed.Client in this process first "
-                               "(from Python: multiverse.run(..., backend='dask'))") from None

@@ -15,7 +15,8 @@ import xarray as xr
 
 from multiverse._run.assemble import assemble_cube, provenance
 from multiverse._run.canaries import run_canaries
-from multiverse._run.execute import check_backend, execute_units
+from multiverse._run.backends import check_backend
+from multiverse._run.execute import execute_units
 from multiverse._run.records import UnitResult
 from multiverse._run.stream import STREAM_CONVERSATIONS, CubeStore, RunTally, unparsed_lines, write_netcdf
 from multiverse.config.experiment import Experiment, load_experiment

@@ -36,7 +36,7 @@ _EXPORTS: dict[str, str] = {
     "corrected_difference": "multiverse.analysis.ppi",
     "human_labels_needed": "multiverse.analysis.ppi",
     "win_rate": "multiverse.analysis.pairwise",
-    "consensus": "multiverse.analysis.consensus",
+    "consensus": "multiverse.analysis.consensus_judge",
     "mean_rating": "multiverse.analysis.likert",
     "probe_effects": "multiverse.analysis.probes",
     "combine_orders": "multiverse.analysis.probes",

@@ -80,7 +80,7 @@ BAD_INPUT: tuple[tuple[str, str], ...] = (
     ("multiverse.contract._rules", "CaseFormatError"),
     ("multiverse.view.site", "SiteError"),
     ("multiverse.data", "DataError"),
-    ("multiverse._run.execute", "BackendError"),
+    ("multiverse._run.backends", "BackendError"),
 )
 """``(module, exception)`` raised on bad input, wherever a command lets them through: exit 2 with their one line."""
 

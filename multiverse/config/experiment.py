@@ -34,6 +34,7 @@ from multiverse.config.experiment_fields import (
     Exclusion,
     campaign_monitor,
     check_panels,
+    check_sim_on_real,
     find_experiment_specs,
     integer_field,
     known_roles,
@@ -68,29 +69,9 @@ __all__ = [
 ]
 
 TOP_KEYS = (
-    "name",
-    "description",
-    "roles",
-    "systems",
-    "dims",
-    "replicates",
-    "items",
-    "budget",
-    "campaign",
-    "exclusions",
-    "sim",
-    "seed",
-    "concurrency",
-    "rate_limits",
-    "max_calls",
-    "max_cost_usd",
-    "cache",
-    "specs",
-    "allow_sim_on_real",
-    "timeout_s",
-    "rollouts",
-    "canaries",
-    "precision",
+    "name", "description", "roles", "systems", "dims", "replicates", "items", "budget", "campaign",
+    "exclusions", "sim", "seed", "concurrency", "rate_limits", "max_calls", "max_cost_usd", "cache", "specs",
+    "allow_sim_on_real", "timeout_s", "rollouts", "canaries", "precision",
 )
 DIM_KEYS = ("user_sim", "judge", "judge_probe", "condition", "standard", "rule")
 
@@ -433,7 +414,7 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
                 problem = sim_model_problem(sim_config, spec.model)
                 if problem is not None:
                     reader.problem(field, f"{problem[0]}: {problem[1]}")
-    _check_sim_on_real(reader, experiment)
+    check_sim_on_real(reader, experiment)
     return (None if reader.problems else experiment), reader.problems
 
 
@@ -447,39 +428,6 @@ def _scoring_names(reader: FieldReader, dims: Mapping[str, Any], kind: str) -> t
         if value not in known:
             reader.problem(f"dims.{kind}.{i}", f"unknown {kind} {value!r}{suggest(value, known)} (registered: {', '.join(known)})")
     return names
-
-
-def _check_sim_on_real(reader: FieldReader, experiment: Experiment) -> None:
-    """No ``sim/`` player reads text a real model wrote, unless ``allow_sim_on_real: true``.
-
-    Sim judges and the sim monitor read the offline world's planted phrases, so
-    on a real model's text they would report adherence that nobody measured.
-    Refused: a sim model judge beside a real system (it would judge the real
-    replies) and a sim monitor beside a real user simulator (it would validate
-    real user turns).  A sim user simulator, monitor or planner beside a real
-    target is allowed: what they read is the offline world's own.
-    """
-    if experiment.allow_sim_on_real:
-        return
-    real_systems = [label for label, spec in experiment.systems.items() if not spec.is_sim]
-    if real_systems:
-        for label, judge in experiment.judges.items():
-            if judge.model is not None and judge.model.is_sim and judge.kind != "probe":
-                reader.problem(
-                    f"dims.judge.{label}",
-                    f"sim judge {judge.model.model!r} would judge the replies of real system "
-                    f"{real_systems[0]!r} (it reads only the offline world's text); use a real judge, "
-                    "or set allow_sim_on_real: true",
-                )
-    real_users = [label for label, spec in experiment.user_sims.items() if not spec.is_sim]
-    monitor = experiment.campaign.monitor
-    if real_users and monitor is not None and monitor.is_sim and experiment.rollouts is None:  # recorded: no monitor runs
-        reader.problem(
-            "campaign.monitor",
-            f"sim monitor {monitor.model!r} would validate the turns of real user simulator "
-            f"{real_users[0]!r} (it reads only the offline world's text); use a real monitor, "
-            "or set allow_sim_on_real: true",
-        )
 
 
 def validate_experiment(path: str | Path) -> list[Problem]:

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from multiverse.config.fields import FILE_ID, FieldReader, describe, join, suggest
 from multiverse.config.located import Located, Problem
@@ -27,6 +27,9 @@ from multiverse.core.choices import RESERVED_PARAM_KEYS, RESPONSE_FORMATS, Condi
 from multiverse.core.judgment import JUDGE_KINDS, JudgeKind
 from multiverse.core.probes import NO_PROBE, PROBE_JUDGE, PROBE_KINDS, Probe, ProbedSpec, probe_label
 from multiverse.core.schema import SEARCHES
+
+if TYPE_CHECKING:
+    from multiverse.config.experiment import Experiment
 
 __all__ = [
     "BOUNDS",
@@ -39,6 +42,7 @@ __all__ = [
     "Exclusion",
     "campaign_monitor",
     "check_panels",
+    "check_sim_on_real",
     "find_experiment_specs",
     "integer_field",
     "judge_kind_of",
@@ -407,3 +411,36 @@ def campaign_monitor(
         "world's text): user turns go out unchecked and untagged; name a monitor model to check them",
     )
     return NO_MONITOR, (note,)
+
+
+def check_sim_on_real(reader: FieldReader, experiment: Experiment) -> None:
+    """No ``sim/`` player reads text a real model wrote, unless ``allow_sim_on_real: true``.
+
+    Sim judges and the sim monitor read the offline world's planted phrases, so
+    on a real model's text they would report adherence that nobody measured.
+    Refused: a sim model judge beside a real system (it would judge the real
+    replies) and a sim monitor beside a real user simulator (it would validate
+    real user turns).  A sim user simulator, monitor or planner beside a real
+    target is allowed: what they read is the offline world's own.
+    """
+    if experiment.allow_sim_on_real:
+        return
+    real_systems = [label for label, spec in experiment.systems.items() if not spec.is_sim]
+    if real_systems:
+        for label, judge in experiment.judges.items():
+            if judge.model is not None and judge.model.is_sim and judge.kind != "probe":
+                reader.problem(
+                    f"dims.judge.{label}",
+                    f"sim judge {judge.model.model!r} would judge the replies of real system "
+                    f"{real_systems[0]!r} (it reads only the offline world's text); use a real judge, "
+                    "or set allow_sim_on_real: true",
+                )
+    real_users = [label for label, spec in experiment.user_sims.items() if not spec.is_sim]
+    monitor = experiment.campaign.monitor
+    if real_users and monitor is not None and monitor.is_sim and experiment.rollouts is None:  # recorded: no monitor runs
+        reader.problem(
+            "campaign.monitor",
+            f"sim monitor {monitor.model!r} would validate the turns of real user simulator "
+            f"{real_users[0]!r} (it reads only the offline world's text); use a real monitor, "
+            "or set allow_sim_on_real: true",
+        )

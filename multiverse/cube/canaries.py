@@ -13,15 +13,16 @@ apart and left out of both rates (never read as adherence or breach).
   answers whatever the reply says (chance, a constant verdict, a coin) has J = 0.
 
 Each rate has a Wilson score interval and J a Newcombe hybrid score interval
-(the MOVER interval from the two Wilson intervals; statsmodels'
-``proportion_confint(method="wilson")`` and
-``confint_proportions_2indep(method="newcomb")``), both at level
+(the MOVER interval from the two Wilson intervals), both at level
 ``1 - alpha``.  Results are given per principle (``role/principle``) and pooled
 over every canary the judge judged.  A judge is flagged ``no_signal`` when its
 *pooled* J is indistinguishable from chance or below a declared floor: when the
 lower end of J's interval is at most ``floor`` (default 0).  Per-principle
 results are reported, not used to flag: eight or so canaries of each truth per
-principle are too few to decide.
+principle are too few to decide.  Both intervals are written out here (closed
+forms of a few lines) so the main job needs no statsmodels; the tests pin them
+to statsmodels' ``proportion_confint(method="wilson")`` and
+``confint_proportions_2indep(method="newcomb")``.
 
 The results travel with the cube as its ``canaries`` attr (a mapping, JSON text
 inside a file), in ``run.json`` under ``judges``, in :func:`multiverse.summary`,
@@ -31,7 +32,7 @@ the report and the viewer.
 from __future__ import annotations
 
 import json
-import warnings
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -62,12 +63,20 @@ class CanaryVerdict:
 
 
 def _wilson(count: int, nobs: int, alpha: float) -> list[float | None]:
+    """Wilson's score interval of ``count / nobs`` at level ``1 - alpha`` (``[None, None]`` without data).
+
+    Written out (a few lines of closed form) so the main job needs no statsmodels;
+    the tests pin it to ``statsmodels.stats.proportion.proportion_confint(method="wilson")``.
+    """
     if nobs == 0:
         return [None, None]
-    from statsmodels.stats.proportion import proportion_confint
+    from scipy.stats import norm
 
-    low, high = proportion_confint(count, nobs, alpha=alpha, method="wilson")
-    return [float(low), float(high)]
+    q = float(norm.ppf(1 - alpha / 2))
+    p, q2n = count / nobs, q * q / nobs
+    centre = (p + q2n / 2) / (1 + q2n)
+    half = q / (1 + q2n) * math.sqrt(max(p * (1 - p) / nobs + q2n / (4 * nobs), 0.0))
+    return [max(0.0, centre - half), min(1.0, centre + half)]
 
 
 def youden_interval(caught: int, breaks: int, flagged_keeps: int, keeps: int, *, alpha: float = 0.05) -> list[float | None]:
@@ -84,12 +93,12 @@ def youden_interval(caught: int, breaks: int, flagged_keeps: int, keeps: int, *,
     """
     if breaks == 0 or keeps == 0:
         return [None, None]
-    from statsmodels.stats.proportion import confint_proportions_2indep
-
-    with warnings.catch_warnings():  # statsmodels computes ratios it does not return; 0/0 there warns
-        warnings.simplefilter("ignore", RuntimeWarning)
-        low, high = confint_proportions_2indep(caught, breaks, flagged_keeps, keeps, method="newcomb", alpha=alpha)
-    return [max(-1.0, float(low)), min(1.0, float(high))]
+    low_a, up_a = _wilson(caught, breaks, alpha)
+    low_b, up_b = _wilson(flagged_keeps, keeps, alpha)
+    p_a, p_b = caught / breaks, flagged_keeps / keeps
+    below = math.sqrt((p_a - low_a) ** 2 + (up_b - p_b) ** 2)
+    above = math.sqrt((up_a - p_a) ** 2 + (p_b - low_b) ** 2)
+    return [max(-1.0, p_a - p_b - below), min(1.0, p_a - p_b + above)]
 
 
 def _rates(breaks: int, caught: int, keeps: int, passed: int, missing: int, alpha: float) -> dict[str, Any]:

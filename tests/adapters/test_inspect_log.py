@@ -191,7 +191,9 @@ def test_show_prints_the_final_turn_with_each_scorers_label(run, logs, capsys):
     sample = next(s for s in log.samples if s.epoch == 1 and str(s.id) == "q00")
     assert cli(["show", str(folder), "--system", log.eval.model, "--replicate", "0", "--item", "0", "--text"]) == 0
     out = capsys.readouterr().out
-    row = next(line for line in out.splitlines() if line.strip().startswith("score"))
+    rows = [line for line in out.splitlines() if line.strip().startswith("score")]
+    assert all(set(r.split()[1:]) == {"."} for r in rows[:-1])  # inspect scores the final turn only
+    row = rows[-1]
     includes = "0" if sample.scores["includes"].value == "C" else "2"
     assert row.split()[1] == includes and row.split()[3] == str(sample.scores["quality"].value)
     assert "I checked it again." in out

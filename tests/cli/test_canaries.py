@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
-import zlib
-from pathlib import Path
 
 import pytest
 import yaml
-from cli_helpers import tiny
+from cli_helpers import database_cells, tiny
 
 from multiverse.testing.loopback import LoopbackServer
 
@@ -19,24 +16,6 @@ PARAM_CANARY = "canaryparamkey55555"
 HEADER_CANARY = "canaryheadervalue4242"
 AUTH_PARAM_CANARY = "canaryrejectedkey31337"
 CANARIES = (ENV_CANARY, URL_CANARY, PARAM_CANARY, HEADER_CANARY, AUTH_PARAM_CANARY)
-
-
-def _database_cells(path: Path) -> list[str]:
-    """Every cell of every table of a SQLite file as text, compressed payloads inflated."""
-    cells = []
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        for table in tables:
-            for row in conn.execute(f'SELECT * FROM "{table}"'):
-                for cell in row:
-                    if isinstance(cell, bytes):
-                        try:
-                            cell = zlib.decompress(cell)
-                        except zlib.error:
-                            pass
-                        cell = cell.decode("utf-8", "replace")
-                    cells.append(str(cell))
-    return cells
 
 
 def _experiment(good: str, rejecting: str, failing: str) -> dict:
@@ -84,7 +63,7 @@ def test_no_canary_reaches_any_output_file_or_stream(tmp_path, experiment_file, 
         if file.is_file() and file.name != path.name:
             texts.append(file.read_bytes().decode("utf-8", "replace"))
             if file.read_bytes()[:16] == b"SQLite format 3\x00":
-                texts.extend(_database_cells(file))  # rows, the zlib-compressed replay payloads among them
+                texts.extend(database_cells(file))  # rows, the zlib-compressed replay payloads among them
                 databases.append(file.name)
     assert {"calls.sqlite3", "transcripts.sqlite"} <= set(databases), databases
     for canary in CANARIES:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
-import zlib
 from pathlib import Path
 
 import pytest
 import yaml
-from cli_helpers import SPECS, tiny
+from cli_helpers import SPECS, database_cells, tiny
 
 SPELLED = {
     "accessToken": "canaryaccesstoken1111",
@@ -41,18 +39,7 @@ def _text_of_every_file(root: Path, skip: set[str]) -> list[str]:
 
             texts.append(json.dumps(pq.read_table(file).to_pylist(), default=str, ensure_ascii=False))
         if data[:16] == b"SQLite format 3\x00":
-            with sqlite3.connect(f"file:{file}?mode=ro", uri=True) as conn:
-                tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-                for table in tables:
-                    for row in conn.execute(f'SELECT * FROM "{table}"'):
-                        for cell in row:
-                            if isinstance(cell, bytes):
-                                try:
-                                    cell = zlib.decompress(cell)
-                                except zlib.error:
-                                    pass
-                                cell = cell.decode("utf-8", "replace")
-                            texts.append(str(cell))
+            texts.extend(database_cells(file))
     return texts
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -82,3 +84,18 @@ def test_a_refusal_names_each_judge_and_its_pooled_figures():
     assert line.startswith("judge 'smollm2': sensitivity 0.00 [0.00, 0.43], specificity 0.56 [")
     assert "J -0.44 [" in line and "21 canaries judged" in line
     assert "smollm2" in str(NoJudgeSignal({"smollm2": result}))
+
+
+@pytest.mark.parametrize(
+    ("caught", "breaks", "flagged", "keeps"),
+    [(13, 16, 5, 16), (0, 8, 0, 8), (8, 8, 8, 8), (1, 3, 7, 9), (30, 32, 1, 40)],
+    ids=["typical", "all-zero", "all-one", "few", "unequal-sizes"],
+)
+def test_intervals_equal_statsmodels_wilson_and_newcombe(caught, breaks, flagged, keeps):
+    proportion = pytest.importorskip("statsmodels.stats.proportion")
+    pooled = score_canaries(_verdicts(caught, breaks, keeps - flagged, keeps))["pooled"]
+    assert pooled["sensitivity_ci"] == pytest.approx(list(proportion.proportion_confint(caught, breaks, method="wilson")), abs=1e-12)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = proportion.confint_proportions_2indep(caught, breaks, flagged, keeps, method="newcomb")
+    assert youden_interval(caught, breaks, flagged, keeps) == pytest.approx([max(-1.0, low), min(1.0, high)], abs=1e-12)
