@@ -85,7 +85,7 @@ def test_figure_2_shows_the_statistic_the_text_quotes():
     record = json.loads((ROOT / "figures" / "fig2_agreement.data.json").read_text())
     assert record["shows"] == "krippendorff_alpha on the three-level scale"
     paragraph = SOURCE[SOURCE.index("**Agreement** (Figure 2)"):].split("\n\n")[0]
-    assert "Krippendorff's alpha" in paragraph and "three-level scale" in paragraph
+    assert "Krippendorff's ordinal alpha" in paragraph and "three-level scale" in paragraph  # severity: ordinal by default
     assert all(f"alpha_vs_truth.{judge}" in record["plotted"] for judge in ("strict", "lenient", "narrow", "blind"))
 
 
