@@ -7,7 +7,7 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +134,67 @@ def _run_summary(
     return info
 
 
+@dataclass(frozen=True)
+class PreparedRun:
+    """What every run knows before its first rollout: the experiment, its plan and roles, its cache, the canaries."""
+
+    experiment: Experiment
+    plan: Plan
+    roles: dict[str, Any]
+    cache_dir: Path
+    canaries: dict[str, Any]
+    canary_calls: dict[str, Any] | None
+
+
+def prepare_run(
+    experiment: Experiment | str | Path,
+    *,
+    cache: str | Path | None,
+    out: str | Path | None,
+    offline: bool,
+    max_calls: int | None,
+    max_cost_usd: float | None,
+    require_judge_signal: bool,
+) -> PreparedRun:
+    """Everything a run (fixed or sequential) checks and judges before its first rollout.
+
+    Applies the spend caps given on the call, checks credentials (unless
+    ``offline``) and the output folder before any call, then judges the roles'
+    canaries and refuses a judge without signal when ``require_judge_signal``.
+
+    Raises
+    ------
+    multiverse.core.outputs.OutputDirError
+        If ``out`` must not be replaced.
+    multiverse.cube.canaries.NoJudgeSignal
+        With ``require_judge_signal``, if a judge has no signal on its canaries.
+    """
+    e = resolve_experiment(experiment)
+    if max_calls is not None or max_cost_usd is not None:
+        e = replace(
+            e,
+            max_calls=e.max_calls if max_calls is None else max_calls,
+            max_cost_usd=e.max_cost_usd if max_cost_usd is None else max_cost_usd,
+        )
+    if require_judge_signal and e.canaries is None:
+        e = replace(e, canaries=CanaryOptions())
+    if not offline:
+        _require_credentials(e)
+    plan = make_plan(e)
+    roles = load_roles(e)
+    cache_dir = resolve_cache(e, cache)
+    if out is not None:
+        from multiverse.core.outputs import check_output_dir
+
+        protected = {"the cache": cache_dir, "the experiment file": e.source or None, "the specs": e.specs_dir()}
+        check_output_dir(out, kind="run", protected=protected)
+    canaries, canary_calls = run_canaries(e, roles, cache=cache_dir, offline=offline)
+    flagged = {label: result for label, result in canaries.items() if result["no_signal"]}
+    if require_judge_signal and flagged:
+        raise NoJudgeSignal(flagged)
+    return PreparedRun(e, plan, roles, cache_dir, canaries, canary_calls)
+
+
 def run(
     experiment: Experiment | str | Path,
     *,
@@ -243,30 +304,11 @@ def run(
         is imported, unless ``offline``).
     """
     started = time.perf_counter()
-    e = resolve_experiment(experiment)
-    if max_calls is not None or max_cost_usd is not None:
-        e = replace(
-            e,
-            max_calls=e.max_calls if max_calls is None else max_calls,
-            max_cost_usd=e.max_cost_usd if max_cost_usd is None else max_cost_usd,
-        )
-    if require_judge_signal and e.canaries is None:
-        e = replace(e, canaries=CanaryOptions())
     check_backend(backend)
-    if not offline:
-        _require_credentials(e)
-    plan = make_plan(e)
-    roles = load_roles(e)
-    cache_dir = resolve_cache(e, cache)
-    if out is not None:
-        from multiverse.core.outputs import check_output_dir
-
-        protected = {"the cache": cache_dir, "the experiment file": e.source or None, "the specs": e.specs_dir()}
-        check_output_dir(out, kind="run", protected=protected)
-    canaries, canary_calls = run_canaries(e, roles, cache=cache_dir, offline=offline)
-    flagged = {label: result for label, result in canaries.items() if result["no_signal"]}
-    if require_judge_signal and flagged:
-        raise NoJudgeSignal(flagged)
+    ready = prepare_run(experiment, cache=cache, out=out, offline=offline, max_calls=max_calls,
+                        max_cost_usd=max_cost_usd, require_judge_signal=require_judge_signal)
+    plan, roles, cache_dir, canaries = ready.plan, ready.roles, ready.cache_dir, ready.canaries
+    canary_calls = ready.canary_calls
     attrs = redact_tree({**provenance(plan, roles), **({"canaries": canaries} if canaries else {})})
     judged = [canary_calls] if canary_calls is not None else []
     options = dict(cache=cache_dir, backend=backend, n_jobs=n_jobs, offline=offline, replay=replay, progress=progress)

@@ -27,24 +27,13 @@ import numpy as np
 import xarray as xr
 
 from multiverse._run.assemble import assemble_cube, provenance
-from multiverse._run.canaries import run_canaries
 from multiverse._run.execute import execute_units
-from multiverse._run.runner import (
-    _require_credentials,
-    _run_streamed,
-    _run_summary,
-    load_roles,
-    merge_summaries,
-    resolve_cache,
-    resolve_experiment,
-)
+from multiverse._run.runner import _run_streamed, _run_summary, merge_summaries, prepare_run, resolve_experiment
 from multiverse._run.stream import RunTally
 from multiverse.config.experiment import Experiment
-from multiverse.config.experiment_fields import CanaryOptions
 from multiverse.config.precision import Precision
-from multiverse.cube.canaries import NoJudgeSignal
 from multiverse.llm.redact import redact_tree
-from multiverse.plan import Plan, make_plan
+from multiverse.plan import Plan
 from multiverse.scoring import score_bounds
 
 __all__ = ["Design", "cell_label", "contrast_values", "restrict_plan", "run_until_precision"]
@@ -164,25 +153,10 @@ def run_until_precision(
     e = resolve_experiment(experiment)
     if e.precision is None:
         raise ValueError(f"{e.source or e.name}: precision: a sequential run needs the experiment's precision: block")
-    if max_calls is not None or max_cost_usd is not None:
-        e = replace(e, max_calls=e.max_calls if max_calls is None else max_calls,
-                    max_cost_usd=e.max_cost_usd if max_cost_usd is None else max_cost_usd)
-    if require_judge_signal and e.canaries is None:
-        e = replace(e, canaries=CanaryOptions())
-    if not offline:
-        _require_credentials(e)
-    plan = make_plan(e)
-    roles = load_roles(e)
-    cache_dir = resolve_cache(e, cache)
-    if out is not None:
-        from multiverse.core.outputs import check_output_dir
-
-        protected = {"the cache": cache_dir, "the experiment file": e.source or None, "the specs": e.specs_dir()}
-        check_output_dir(out, kind="run", protected=protected)
-    canaries, canary_calls = run_canaries(e, roles, cache=cache_dir, offline=offline)
-    flagged = {label: result for label, result in canaries.items() if result["no_signal"]}
-    if require_judge_signal and flagged:
-        raise NoJudgeSignal(flagged)
+    ready = prepare_run(e, cache=cache, out=out, offline=offline, max_calls=max_calls, max_cost_usd=max_cost_usd,
+                        require_judge_signal=require_judge_signal)
+    e, plan, roles, cache_dir = ready.experiment, ready.plan, ready.roles, ready.cache_dir
+    canaries, canary_calls = ready.canaries, ready.canary_calls
     chosen = design(e, plan)
     options = dict(cache=cache_dir, offline=offline, replay=replay)
     summaries: list[dict[str, Any]] = [canary_calls] if canary_calls is not None else []
