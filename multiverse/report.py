@@ -221,10 +221,11 @@ def _write_into(
     index = ["# Report", "", f"Cube dims: {dict(cube.sizes)}", "", "## Tables", ""]
     index += [f"- [{p.name}]({p.name})" for p in report.tables]
     index += ["", "## Figures", ""] + [f"- [{p.name}]({p.name})" for p in report.figures if p.suffix == ".png"]
-    flagged = [j for j, r in canary_results(cube).items() if r.get("no_signal")]
+    trust = canary_results(cube)
+    flagged = [j for j, r in trust.items() if r.get("no_signal")]
     if flagged:
         index += ["", "## Judges without signal", ""]
-        index += [f"- {describe_pooled(j, canary_results(cube)[j])}" for j in flagged]
+        index += [f"- {describe_pooled(j, trust[j])}" for j in flagged]
     if report.notes:
         index += ["", "## Skipped", ""] + [f"- {n}" for n in report.notes]
     (out / "README.md").write_text("\n".join(index) + "\n")

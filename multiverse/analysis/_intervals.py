@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from multiverse.core.proportions import wilson_interval
+
 __all__ = ["ADJUSTMENTS", "adjust_p", "effective_n", "mover_interval", "tail_at", "wilson_interval"]
 
 ADJUSTMENTS = ("holm", "fdr_bh", "none")
@@ -45,16 +47,6 @@ def effective_n(p: np.ndarray, se: np.ndarray, n: np.ndarray, clusters: np.ndarr
         raw = p * (1 - p) / se**2
     degenerate = ~np.isfinite(raw) | (raw <= 0)
     return np.clip(np.where(degenerate, clusters, raw), np.minimum(clusters, n), n)
-
-
-def wilson_interval(p: np.ndarray, n_eff: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson's score interval of a proportion ``p`` with ``n_eff`` trials and critical value ``q``."""
-    p, n_eff, q = np.asarray(p, float), np.asarray(n_eff, float), np.asarray(q, float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        q2n = q**2 / n_eff
-        centre = (p + q2n / 2) / (1 + q2n)
-        half = q / (1 + q2n) * np.sqrt(np.maximum(p * (1 - p) / n_eff + q2n / (4 * n_eff), 0.0))
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
 def rate_interval(p: np.ndarray, se: np.ndarray, n: np.ndarray, clusters: np.ndarray, *, level: float

@@ -19,9 +19,10 @@ over every canary the judge judged.  A judge is flagged ``no_signal`` when its
 *pooled* J is indistinguishable from chance or below a declared floor: when the
 lower end of J's interval is at most ``floor`` (default 0).  Per-principle
 results are reported, not used to flag: eight or so canaries of each truth per
-principle are too few to decide.  Both intervals are written out here (closed
-forms of a few lines) so the main job needs no statsmodels; the tests pin them
-to statsmodels' ``proportion_confint(method="wilson")`` and
+principle are too few to decide.  Wilson's interval is
+:func:`multiverse.core.proportions.wilson_interval` (the analyses' own), and
+Newcombe's combines two of them, so the main job needs no statsmodels; the
+tests pin both to statsmodels' ``proportion_confint(method="wilson")`` and
 ``confint_proportions_2indep(method="newcomb")``.
 
 The results travel with the cube as its ``canaries`` attr (a mapping, JSON text
@@ -36,6 +37,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from multiverse.core.proportions import wilson_interval
 
 __all__ = [
     "CANARY_STANDARDS",
@@ -65,18 +68,14 @@ class CanaryVerdict:
 def _wilson(count: int, nobs: int, alpha: float) -> list[float | None]:
     """Wilson's score interval of ``count / nobs`` at level ``1 - alpha`` (``[None, None]`` without data).
 
-    Written out (a few lines of closed form) so the main job needs no statsmodels;
-    the tests pin it to ``statsmodels.stats.proportion.proportion_confint(method="wilson")``.
+    :func:`multiverse.core.proportions.wilson_interval`, as the analyses use it.
     """
     if nobs == 0:
         return [None, None]
     from scipy.stats import norm
 
-    q = float(norm.ppf(1 - alpha / 2))
-    p, q2n = count / nobs, q * q / nobs
-    centre = (p + q2n / 2) / (1 + q2n)
-    half = q / (1 + q2n) * math.sqrt(max(p * (1 - p) / nobs + q2n / (4 * nobs), 0.0))
-    return [max(0.0, centre - half), min(1.0, centre + half)]
+    low, high = wilson_interval(count / nobs, nobs, float(norm.ppf(1 - alpha / 2)))
+    return [float(low), float(high)]
 
 
 def youden_interval(caught: int, breaks: int, flagged_keeps: int, keeps: int, *, alpha: float = 0.05) -> list[float | None]:
