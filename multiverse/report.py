@@ -21,7 +21,6 @@ import xarray as xr
 
 from multiverse.analysis.canaries import canary_table
 from multiverse.analysis.overview import AGREEMENTS, N_BOOT, SUMMARY_KEYS, Overview, curve_tests, overview, summary_table
-from multiverse.analysis.probes import probe_effects
 from multiverse.analysis.sequential import looks_table, stopping_record
 from multiverse.core.outputs import replace_dir
 from multiverse.cube.canaries import canary_results, describe_pooled
@@ -214,7 +213,7 @@ def _write_into(
         report.notes.append(f"skipped {what}: {why}")
 
     # judges that must earn trust: canary results and probe effects
-    _judge_trust(cube, out, report, figure, skip, say)
+    _judge_trust(cube, results.get("probe_effects"), out, report, figure, skip, say)
 
     for note in report.notes:
         say(note)
@@ -232,7 +231,7 @@ def _write_into(
     return report
 
 
-def _judge_trust(cube: xr.Dataset, out: Path, report: Report, figure: Callable[..., None],
+def _judge_trust(cube: xr.Dataset, effects: xr.Dataset | None, out: Path, report: Report, figure: Callable[..., None],
                  skip: Callable[[str, str], None], say: Callable[[str], None]) -> None:
     """The canaries' table and figure, and the probe effects' table and figure, where the cube has them."""
     table = canary_table(cube)
@@ -244,10 +243,9 @@ def _judge_trust(cube: xr.Dataset, out: Path, report: Report, figure: Callable[.
             report.tables.append(path)
             say(f"table  {path.name}")
         figure("canaries", lambda: plot_canaries(table), table)
-    if "judge_probe" not in cube.coords:
+    if effects is None:
         skip("probe effects", "no probed judges (dims.judge_probe in the experiment)")
         return
-    effects = probe_effects(cube)
     frame = effects.drop_vars(["ci", "ci_bound"]).to_dataframe().reset_index()
     frame["lower"], frame["upper"] = effects["ci"].sel(ci_bound="lower").values, effects["ci"].sel(ci_bound="upper").values
     for path, text in ((out / "probe_effects.csv", frame.to_csv(index=False)), (out / "probe_effects.md", markdown_table(frame))):

@@ -25,6 +25,7 @@ from multiverse.analysis import N_BOOT
 from multiverse.analysis.cells import cell_rates
 from multiverse.analysis.curve import spec_curve
 from multiverse.analysis.noise import clustered_se_of_rate, paired_differences
+from multiverse.analysis.probes import probe_effects
 from multiverse.analysis.ranking import rank_agreement, rankings
 from multiverse.analysis.raters import agreement_ci
 from multiverse.analysis.variance import decision_study, variance_decomposition
@@ -52,7 +53,7 @@ class Overview:
         Name -> analysis result: ``summary`` (the summary table as a Dataset over
         ``row``), ``curve``, ``agreement_<metric>``, ``noise_floor`` (paired
         differences), ``rankings`` and ``rank_agreement`` (over the dim
-        ``ranked_by``), ``variance`` and ``decision_study``, ``cells``.
+        ``ranked_by``), ``variance`` and ``decision_study``, ``cells``, ``probe_effects`` (probed judges only).
     notes
         One line per analysis skipped, saying why.
     n_boot, seed
@@ -196,6 +197,11 @@ def _steps(cube: xr.Dataset, scores: xr.DataArray, n_boot: int, seed: int, out: 
             results["cells"] = cell_rates(cube)
 
         steps.append(("grid cells", cells))
+    if "judge_probe" in cube.coords and "judge_base" in cube.coords:
+        def probes() -> None:
+            results["probe_effects"] = probe_effects(cube)
+
+        steps.append(("probe effects", probes))
     return steps
 
 

@@ -19,7 +19,7 @@ def _share(value: float | None, interval: list[float | None]) -> str:
     return f"{value:.2f} [{low:.2f}, {high:.2f}]"
 
 
-def judge_trust(cube: xr.Dataset) -> dict[str, dict[str, Any]]:
+def judge_trust(cube: xr.Dataset, effects: xr.Dataset | None = None) -> dict[str, dict[str, Any]]:
     """Judge -> ``canaries`` (pooled figures as text), ``no_signal`` and ``probe`` (a probed judge's effect as text)."""
     out: dict[str, dict[str, Any]] = {}
     for judge, result in canary_results(cube).items():
@@ -31,8 +31,9 @@ def judge_trust(cube: xr.Dataset) -> dict[str, dict[str, Any]]:
                       f"{pooled['breaks'] + pooled['keeps']} canaries"),
             no_signal=bool(result["no_signal"]),
         )
-    if "judge_probe" in cube.coords and "judge_base" in cube.coords:
-        effects = probe_effects(cube)
+    if effects is None and "judge_probe" in cube.coords and "judge_base" in cube.coords:
+        effects = probe_effects(cube)  # the overview's, when the site draws figures; else computed here
+    if effects is not None:
         for label, probe, effect, (low, high) in zip(effects["probed"].values.tolist(), effects["judge_probe"].values.tolist(),
                                                      effects["effect"].values.tolist(), effects["ci"].values.tolist()):
             out.setdefault(str(label), {})["probe"] = (

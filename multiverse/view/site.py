@@ -324,7 +324,7 @@ def write_site(
             if store is not None:
                 store.close()
         columns, dictionaries, rows = encoded_rows(table)
-        trust = judge_trust(cube)
+        trust = judge_trust(cube, analyses.results.get("probe_effects") if analyses is not None else None)
         write_data(data, "trust", plain(trust))
         write_data(data, "ids", [row[table.columns.index("transcript_id")] for row in table.rows])
         index = {

@@ -99,3 +99,19 @@ def test_report_and_view_print_identical_p_values(cube_file, tmp_path, capsys):
     assert report_lines and report_lines == view_lines
     assert f"({N_BOOT} draws, seed 0)" in report_lines[0]
     assert np.isfinite([float(part.split("=")[1].rstrip(",")) for part in report_lines[0].split() if "p=" in part]).all()
+
+
+def test_probe_effects_are_in_the_one_pass_and_read_back_identical(tmp_path):
+    import json
+
+    import multiverse
+    from tiny_experiments import tiny_experiment
+
+    data = tiny_experiment(items=3)
+    data["dims"]["judge_probe"] = {"padded": {"verbosity": 2, "judges": ["strict"]}}
+    (tmp_path / "probed.yaml").write_text(json.dumps(data))
+    multiverse.run(tmp_path / "probed.yaml", out=tmp_path / "run", cache=tmp_path / "cache")
+    _, first = cached_overview(tmp_path / "run", n_boot=50)
+    _, second = cached_overview(tmp_path / "run", n_boot=50)
+    assert list(first.results["probe_effects"]["judge_probe"].values) == ["padded"]
+    xr.testing.assert_identical(first.results["probe_effects"], second.results["probe_effects"])
