@@ -140,10 +140,8 @@ class FieldReader:
         out: dict[str, Any] = {}
         for key, item in value.items():
             name = str(key)
-            if name in out:
-                first = self.located.line(join(field, name))
-                where = f" (first at line {first})" if first is not None else ""
-                self.problem(join(field, key), f"duplicate key '{name}' once read as text{where}")
+            if name in out:  # a YAML file's duplicates are refused with their lines when it is read
+                self.problem(join(field, key), f"duplicate key '{name}' once read as text")
                 continue
             if not any_keys and name not in known:
                 hint = suggest(name, known) or (f": expected one of {', '.join(known)}" if known else "")

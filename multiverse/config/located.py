@@ -84,7 +84,11 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _DuplicateKey(Exception):
-    """A mapping key met twice: its dotted field, its line and the line of its first use."""
+    """A mapping key met twice: its dotted field, its line and the line of its first use.
+
+    Keys are compared as text, as every reader of the data compares them:
+    ``1`` and ``"1"`` are one key (YAML tells them apart, a label cannot).
+    """
 
     def __init__(self, key: Any, field: str, line: int, first: int):
         super().__init__(field)
@@ -98,6 +102,7 @@ def _to_python(node: yaml.Node, prefix: str, lines: dict[str, int], construct: A
     lines.setdefault(prefix, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
+        first_lines: dict[str, int] = {}
         for key_node, value_node in node.value:
             key = construct(key_node)
             try:
@@ -108,9 +113,9 @@ def _to_python(node: yaml.Node, prefix: str, lines: dict[str, int], construct: A
                 ) from None
             field = f"{prefix}.{key}" if prefix else str(key)
             line = key_node.start_mark.line + 1
-            if key in out:
-                raise _DuplicateKey(key, field, line, lines[field])
-            lines[field] = line
+            if str(key) in first_lines:
+                raise _DuplicateKey(key, field, line, first_lines[str(key)])
+            first_lines[str(key)] = lines[field] = line
             out[key] = _to_python(value_node, field, lines, construct, budget)
         return out
     if isinstance(node, yaml.SequenceNode):

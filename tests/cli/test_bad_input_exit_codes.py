@@ -155,7 +155,7 @@ def _start(args: list[str], cwd: Path) -> subprocess.Popen:
 
 def test_sigterm_ends_a_run_like_ctrl_c_with_exit_143_and_no_staging_left(tmp_path):
     data = tiny(items=20, replicates=3)
-    data["sim"]["targets"]["a"]["latency_ms"] = 20
+    data["sim"]["targets"]["a"]["latency_ms"] = 200  # minutes of waiting on the target: the signal lands mid-run under any load
     path = tmp_path / "slow.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     process = _start(["run", path, "--out", tmp_path / "out", "--cache", tmp_path / "cache", "--quiet"], tmp_path)
@@ -163,6 +163,7 @@ def test_sigterm_ends_a_run_like_ctrl_c_with_exit_143_and_no_staging_left(tmp_pa
     while not list(tmp_path.glob(".out.new-*")) and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.05)
     time.sleep(0.5)
+    assert process.poll() is None, "the run ended before it could be signalled"
     process.send_signal(signal.SIGTERM)
     stdout, stderr = process.communicate(timeout=TIMEOUT_S)
     assert process.returncode == 143, stderr

@@ -15,6 +15,14 @@ def test_duplicate_key_names_its_field_and_first_line():
     assert str(problem) == "c.yaml:4: roles.triage: duplicate key 'triage' (first at line 2)"
 
 
+def test_integer_and_text_key_with_one_spelling_are_one_duplicate_at_the_second_line():
+    text = "scale:\n  1: low\n  2: mid\n  \"1\": high\n"
+    with pytest.raises(SpecError) as info:
+        parse_located(text, "s.yaml")
+    [problem] = info.value.problems
+    assert str(problem) == "s.yaml:4: scale.1: duplicate key '1' (first at line 2)"
+
+
 def test_duplicate_key_inside_a_list_item_names_the_item(tmp_path):
     path = tmp_path / "r.yaml"
     path.write_text("principles:\n  - id: a\n    id: b\n")
