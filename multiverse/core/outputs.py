@@ -24,7 +24,10 @@ carry a marker file, :data:`STAGING_MARKER`, with the writer's process id and
 host, and are the only folders ever cleaned: those of a writer of this host
 that is gone are removed by the next write to the same target (a backup first
 puts back what it was carrying), while a folder without the marker (a user's
-``.q.old-1/``) is never touched.
+``.q.old-1/``) is never touched.  Ctrl-C and SIGTERM are held while a folder
+and its marker are created and while the folders are swapped
+(:func:`~multiverse.core.process.signals_held`), so an interrupted command
+leaves neither an unmarked folder nor a target moved away.
 
 Folders written before the manifest existed are recognised by their markers of
 the time (the viewer's ``.multiverse-view``, ``annotate export``'s
@@ -43,7 +46,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from multiverse.core.process import process_alive
+from multiverse.core.process import process_alive, signals_held
 
 __all__ = [
     "MANIFEST_NAME",
@@ -190,7 +193,8 @@ def check_output_dir(
             raise OutputDirError(f"output folder {target}: cannot replace it, it is not writable")
     try:
         real.parent.mkdir(parents=True, exist_ok=True)
-        os.rmdir(tempfile.mkdtemp(prefix=f".{real.name}.probe-", dir=real.parent))
+        with signals_held():
+            os.rmdir(tempfile.mkdtemp(prefix=f".{real.name}.probe-", dir=real.parent))
     except OSError as exc:
         raise OutputDirError(f"output folder {target}: cannot write in {real.parent} ({exc.strerror})") from None
     return real
@@ -335,9 +339,11 @@ def replace_dir(target: str | Path, *, kind: str | None = None) -> Iterator[Path
     real = check_output_dir(target, kind=kind) if kind is not None else _real(target)
     real.parent.mkdir(parents=True, exist_ok=True)
     _clean_stale(real)
-    container = _new_container(real, "staging", kind=kind)
-    staging = container / real.name
+    container: Path | None = None
     try:
+        with signals_held():  # the folder, its marker and this block's cleanup come into being together
+            container = _new_container(real, "staging", kind=kind)
+        staging = container / real.name
         staging.mkdir(mode=_umask_mode())
         os.chmod(staging, _umask_mode())
         yield staging
@@ -353,14 +359,17 @@ def replace_dir(target: str | Path, *, kind: str | None = None) -> Iterator[Path
                 f"'multiverse {kind}'; move it away or choose a new folder"
             )
     except BaseException:
-        _remove(container)
+        if container is not None:
+            with signals_held():
+                _remove(container)
         raise
-    backup = _new_container(real, "backup", kind=kind, kept=kept) if os.path.lexists(real) else None
-    if backup is not None:
-        os.replace(real, backup / real.name)
-    os.replace(staging, real)
-    if backup is not None:
-        for name in kept:
-            os.replace(backup / real.name / name, real / name)
-        _remove(backup)
-    _remove(container)
+    with signals_held():  # a signal during the swap takes effect once the new folder is in place
+        backup = _new_container(real, "backup", kind=kind, kept=kept) if os.path.lexists(real) else None
+        if backup is not None:
+            os.replace(real, backup / real.name)
+        os.replace(staging, real)
+        if backup is not None:
+            for name in kept:
+                os.replace(backup / real.name / name, real / name)
+            _remove(backup)
+        _remove(container)

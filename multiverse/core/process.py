@@ -1,16 +1,29 @@
-"""Whether a process of this machine still runs (stdlib only).
+"""Processes and signals (stdlib only): whether a process still runs, and signals held over a step.
 
-One check shared by the output folders (staging folders of killed writers) and
-the cache's request leases (holders that died).  Written here rather than with
-``psutil`` because a signal-0 ``os.kill`` is all it takes and the package need
-not depend on more for it.
+:func:`process_alive` is the one check shared by the output folders (staging
+folders of killed writers) and the cache's request leases (holders that died).
+Written here rather than with ``psutil`` because a signal-0 ``os.kill`` is all
+it takes and the package need not depend on more for it.
+
+:func:`signals_held` defers Ctrl-C and SIGTERM over a step that must not be
+cut in two (creating a folder and writing its marker; swapping folders).
+``signal.pthread_sigmask`` cannot do this from Python: a signal blocked in the
+main thread is taken by another thread, and its Python handler still runs in
+the main thread at once.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
-__all__ = ["process_alive"]
+__all__ = ["process_alive", "signals_held"]
+
+_HELD = (signal.SIGINT, signal.SIGTERM)
 
 
 def process_alive(pid: int) -> bool:
@@ -38,3 +51,39 @@ def process_alive(pid: int) -> bool:
     except (OverflowError, ValueError):  # not a pid this system can have
         return False
     return True
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Defer SIGINT and SIGTERM until the block ends, then act on the first one as it would have.
+
+    In the main thread the two signals' handlers are replaced for the block by
+    one that only records them; when the block ends the handlers in force
+    before are put back and the first recorded signal is handed to its
+    handler (a Python handler is called, which may raise ``KeyboardInterrupt``
+    there; a default action is taken by sending the signal again; an ignored
+    one is dropped).  Elsewhere the block runs as it is: Python runs signal
+    handlers in the main thread only.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous: dict[int, Any] = {}
+    try:
+        for signum in _HELD:
+            previous[signum] = signal.signal(signum, lambda number, frame: held.append(number))
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if held:
+            _deliver(held[0], previous.get(held[0]))
+
+
+def _deliver(signum: int, handler: Any) -> None:
+    """Hand a held signal to the handler that was in force when it came."""
+    if callable(handler):
+        handler(signum, None)
+    elif handler != signal.SIG_IGN:
+        os.kill(os.getpid(), signum)

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import stat
+import tempfile
 
 import pytest
 from cli_helpers import tree
 
-from multiverse.core.outputs import MANIFEST_NAME, STAGING_MARKER, OutputDirError, check_output_dir, replace_dir
+from multiverse.core import outputs
+from multiverse.core.outputs import (
+    MANIFEST_NAME,
+    STAGING_MARKER,
+    OutputDirError,
+    check_output_dir,
+    replace_dir,
+)
 
 
 def _snapshot(tmp_path):
@@ -179,3 +188,25 @@ def test_a_new_output_that_would_overwrite_a_kept_entry_is_refused_and_changes_n
             (staging / "figure.png").write_text("new")
     assert {p.name: p.read_bytes() for p in target.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize("moment", ["staging-created", "swap-begun"])
+def test_ctrl_c_at_a_folders_creation_or_swap_leaves_no_unmarked_folder_behind(moment, tmp_path, monkeypatch):
+    target = tmp_path / "out"
+    with replace_dir(target, kind="report") as staging:
+        (staging / "old.txt").write_text("old")
+    real_mkdtemp = tempfile.mkdtemp
+    tag = ".new-" if moment == "staging-created" else ".old-"
+
+    def interrupted_mkdtemp(*args, **kwargs):
+        folder = real_mkdtemp(*args, **kwargs)
+        if tag in folder:
+            os.kill(os.getpid(), signal.SIGINT)  # lands between the folder and its marker
+        return folder
+
+    monkeypatch.setattr(outputs.tempfile, "mkdtemp", interrupted_mkdtemp)
+    with pytest.raises(KeyboardInterrupt), replace_dir(target, kind="report") as staging:
+        (staging / "new.txt").write_text("new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    expected = "old.txt" if moment == "staging-created" else "new.txt"
+    assert expected in {p.name for p in target.iterdir()}
