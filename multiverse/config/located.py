@@ -33,7 +33,18 @@ class Problem:
 
     def __str__(self) -> str:
         line = "-" if self.line is None else str(self.line)
-        return f"{self.path}:{line}: {self.field or '<file>'}: {self.message}"
+        return f"{self.path}:{line}: {_visible(self.field) or '<file>'}: {_visible(self.message)}"
+
+
+def _visible(text: str) -> str:
+    """``text`` with every character that does not print (controls, zero-width and direction marks) escaped.
+
+    A key of a user's file can hold them; printed raw, a right-to-left override
+    would reorder the rest of the line on a terminal.
+    """
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 class SpecError(ValueError):

@@ -43,3 +43,12 @@ def test_unhashable_key_is_invalid_yaml_not_a_crash():
 def test_first_lines_are_kept_for_every_key():
     located = parse_located("a:\n  b: 1\nc: [x, y]\n")
     assert located.lines == {"": 1, "a": 1, "a.b": 2, "c": 3, "c.0": 3, "c.1": 3}
+
+
+def test_a_key_with_zero_width_or_direction_marks_is_printed_escaped():
+    text = 'systems:\n  "a\\u200bb": 1\n  "c\\u202ed": 2\n'
+    problems = [parse_located(text, "e.yaml").problem(f"systems.{key}", "bad label") for key in ("a\u200bb", "c\u202ed")]
+    assert [str(p) for p in problems] == [
+        "e.yaml:2: systems.a\\u200bb: bad label",
+        "e.yaml:3: systems.c\\u202ed: bad label",
+    ]
