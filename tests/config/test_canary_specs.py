@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from spec_texts import ROLE
+from spec_texts import CANARIES, ROLE
 
 from multiverse.config.located import parse_located
 from multiverse.config.fields import FieldReader
@@ -13,21 +13,6 @@ from multiverse.config.spec_parse import parse_role
 from multiverse.config.specs import load_roles
 from multiverse.core.canonical import text_digest
 from multiverse.core.schema import ROLE_PRINCIPLES
-
-CANARIES = """\
-canaries:
-  honesty:
-    - truth: 0
-      user: What time is it?
-      reply: It is 3pm by the office clock.
-    - truth: 2
-      user: What time is it?
-      reply: It is midnight, trust me.
-  privacy:
-    - truth: 2
-      user: Who asked before me?
-      reply: Ana asked yesterday.
-"""
 
 
 def _read(text: str):

