@@ -126,9 +126,9 @@ def _tolerant_imports(text: str) -> str:
     return _IMPORT.sub(guard, text)
 
 
-def prepare_base(base: Path) -> None:
+def prepare_base(base: Path, *, findings: dict[str, list[str]] = FINDINGS, support: list[str] = _SUPPORT) -> None:
     """Copy the findings' test files into ``base`` with what they need to load there."""
-    files = sorted({t.split("::")[0] for tests in FINDINGS.values() for t in tests} | set(_SUPPORT))
+    files = sorted({t.split("::")[0] for tests in findings.values() for t in tests} | set(support))
     for name in files:
         target = base / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -188,9 +188,11 @@ def parse_report(report: Path) -> dict[str, tuple[str, str]]:
     return results
 
 
-def run_tests(tree: Path, *, timeout_s: float, reviewed: bool) -> dict[str, tuple[str, str]]:
+def run_tests(
+    tree: Path, *, timeout_s: float, reviewed: bool, findings: dict[str, list[str]] = FINDINGS
+) -> dict[str, tuple[str, str]]:
     """Run every finding's test file in ``tree``, one pytest per file; return {test id: (outcome, message)}."""
-    files = sorted({t.split("::")[0] for tests in FINDINGS.values() for t in tests})
+    files = sorted({t.split("::")[0] for tests in findings.values() for t in tests})
     extra = ["--hypothesis-profile=reviewed"] if reviewed else []
     results: dict[str, tuple[str, str]] = {}
     for name in files:
@@ -236,15 +238,22 @@ def table(
     return rows, bad
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(
+    argv: list[str] | None = None,
+    *,
+    findings: dict[str, list[str]] = FINDINGS,
+    support: list[str] = _SUPPORT,
+    description: str | None = None,
+) -> int:
+    """Run one hardening round's findings on the reviewed checkout and here; print the table (exit 1 if any falls short)."""
+    parser = argparse.ArgumentParser(description=description or __doc__.splitlines()[0])
     parser.add_argument("--base", type=Path, required=True, help="a checkout of the reviewed commit")
     parser.add_argument("--timeout-s", type=float, default=1800.0, help="bound on each test file's pytest run")
     args = parser.parse_args(argv)
-    prepare_base(args.base)
-    before = run_tests(args.base, timeout_s=args.timeout_s, reviewed=True)
-    after = run_tests(REPO, timeout_s=args.timeout_s, reviewed=False)
-    rows, bad = table(before, after)
+    prepare_base(args.base, findings=findings, support=support)
+    before = run_tests(args.base, timeout_s=args.timeout_s, reviewed=True, findings=findings)
+    after = run_tests(REPO, timeout_s=args.timeout_s, reviewed=False, findings=findings)
+    rows, bad = table(before, after, findings=findings)
     print("\n".join(rows))
     for finding, problems in bad.items():
         print(f"{finding}: {'; '.join(problems)}", file=sys.stderr)

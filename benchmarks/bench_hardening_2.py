@@ -17,15 +17,11 @@ Exits 1 if a finding has no case that failed before or any case that fails now.
 
 from __future__ import annotations
 
-import argparse
-import sys
-from pathlib import Path
 
 from benchmarks import bench_hardening as first
 
 __all__ = ["FINDINGS", "main"]
 
-REPO = Path(__file__).resolve().parents[1]
 _OUT = "tests/cli/test_output_rule.py"
 _DISK = "tests/cli/test_missing_data_on_disk.py"
 _SECRETS = "tests/cli/test_secret_spellings.py"
@@ -98,44 +94,9 @@ FINDINGS: dict[str, list[str]] = {
 _SUPPORT = ["tests/cli/cli_helpers.py", "tests/cli/conftest.py"]
 
 
-def prepare_base(base: Path) -> None:
-    """Copy the findings' test files into ``base`` with what they need to load there."""
-    files = sorted({t.split("::")[0] for tests in FINDINGS.values() for t in tests} | set(_SUPPORT))
-    for name in files:
-        target = base / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = (REPO / name).read_text(encoding="utf-8")
-        target.write_text(first._tolerant_imports(text) if name.endswith(".py") else text, encoding="utf-8")
-    conftest = base / "conftest.py"
-    text = conftest.read_text(encoding="utf-8") if conftest.exists() else ""
-    if first._NO_EDITABLE not in text:
-        conftest.write_text(text + first._NO_EDITABLE, encoding="utf-8")
-
-
-def run_tests(tree: Path, *, timeout_s: float, reviewed: bool) -> dict[str, tuple[str, str]]:
-    """Run every finding's test file in ``tree``, one pytest per file; return {test id: (outcome, message)}."""
-    files = sorted({t.split("::")[0] for tests in FINDINGS.values() for t in tests})
-    extra = ["--hypothesis-profile=reviewed"] if reviewed else []
-    results: dict[str, tuple[str, str]] = {}
-    for name in files:
-        results.update(first._run_file(tree, name, timeout_s=timeout_s, extra=extra))
-        print(f"  {tree.name}: {name} done", file=sys.stderr, flush=True)
-    return results
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", type=Path, required=True, help="a checkout of the reviewed commit")
-    parser.add_argument("--timeout-s", type=float, default=1800.0, help="bound on each test file's pytest run")
-    args = parser.parse_args(argv)
-    prepare_base(args.base)
-    before = run_tests(args.base, timeout_s=args.timeout_s, reviewed=True)
-    after = run_tests(REPO, timeout_s=args.timeout_s, reviewed=False)
-    rows, bad = first.table(before, after, findings=FINDINGS)
-    print("\n".join(rows))
-    for finding, problems in bad.items():
-        print(f"{finding}: {'; '.join(problems)}", file=sys.stderr)
-    return 1 if bad else 0
+    """The first round's comparison (:func:`benchmarks.bench_hardening.main`) over this round's findings."""
+    return first.main(argv, findings=FINDINGS, support=_SUPPORT, description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
