@@ -17,7 +17,6 @@ Exits 1 if a finding has no case that failed before or any case that fails now.
 
 from __future__ import annotations
 
-
 from benchmarks import bench_hardening as first
 
 __all__ = ["FINDINGS", "main"]
