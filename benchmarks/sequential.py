@@ -11,10 +11,12 @@ a judge of perfect specificity.  The estimand is the equally weighted contrast
    these values: exactly what the run loop reads from the cube of each batch
    (checked at the end against :func:`multiverse._run.sequential.run_until_precision`
    on the same world for a few seeds: identical looks).
-2. ``--runs`` sequential runs per allocation (uniform, neyman), a look after
+2. ``--runs`` sequential runs per interval (the betting confidence sequence,
+   batches of ``--batch``; the group-sequential repeated confidence interval,
+   batches of ``--gs-batch``) and allocation (uniform, neyman), a look after
    every batch: coverage of the pool's contrast at every look at once by the
-   confidence sequence, and by the fixed-design interval read at the same
-   looks (misused); calls to reach the half-width.
+   run's interval, and by the fixed-design interval read at the same looks
+   (misused); calls to reach the half-width.
 3. The fixed design ``plan`` predicts from a pilot of ``--pilot`` items per
    cell (its variance components), for the same half-width; and for a
    difference equal to the planted contrast with power 0.8, the item count
@@ -25,6 +27,7 @@ a judge of perfect specificity.  The estimand is the equally weighted contrast
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import time
 from dataclasses import replace
@@ -36,7 +39,8 @@ import numpy as np
 import multiverse as mv
 from multiverse.analysis.sample_size import cell_costs, pilot_components, plan_items
 from multiverse._run.sequential import run_until_precision
-from multiverse.analysis.sequential import SequentialDesign, fixed_interval
+from multiverse.analysis.sequential import SequentialDesign, fixed_interval, make_design
+from multiverse.analysis.stratified_sequential import StratifiedDesign
 from multiverse.config.experiment import parse_experiment
 from multiverse.plan import make_plan
 
@@ -44,7 +48,7 @@ SPECS = Path(__file__).resolve().parents[1] / "specs"
 
 
 def experiment_yaml(pool: int, *, half_width: float, allocation: str = "neyman", batch: int = 25,
-                    difference: float | None = None) -> str:
+                    difference: float | None = None, interval: str = "betting") -> str:
     target = f"difference: {difference}\n  power: 0.8" if difference is not None else f"half_width: {half_width}"
     return f"""
 name: sequential-bench
@@ -70,6 +74,7 @@ precision:
   {target}
   batch: {batch}
   allocation: {allocation}
+  interval: {interval}
 sim:
   seed: 11
   targets:
@@ -100,7 +105,11 @@ def pool_table(experiment, cache: Path) -> dict[str, np.ndarray]:
 
 
 def sequential_run(experiment, table, *, seed: int, target_n: int | None, costs) -> dict:
-    design = SequentialDesign(experiment.precision, pool=experiment.items, seed=seed, costs=costs, target_n=target_n)
+    if experiment.precision.interval == "group_sequential":
+        design = StratifiedDesign(experiment.precision, pool=experiment.items, seed=seed, costs=costs)
+    else:
+        design = SequentialDesign(experiment.precision, pool=experiment.items, seed=seed, costs=costs,
+                                  target_n=target_n)
     theta = sum(w * table[c].mean() for c, w in experiment.precision.weights.items())
     z = NormalDist().inv_cdf(1 - experiment.precision.alpha / 2)
     covered = naive_covered = True
@@ -135,6 +144,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pool", type=int, default=500)
     parser.add_argument("--runs", type=int, default=500)
     parser.add_argument("--half-width", type=float, default=0.05)
+    parser.add_argument("--batch", type=int, default=25, help="item pairs per batch of the betting runs")
+    parser.add_argument("--gs-batch", type=int, default=10, help="item pairs per batch of the group-sequential runs")
     parser.add_argument("--pilot", type=int, default=30)
     parser.add_argument("--power-runs", type=int, default=2000)
     parser.add_argument("--cache", type=Path, default=Path(".cache/benchmarks-sequential"))
@@ -159,29 +170,31 @@ def main(argv: list[str] | None = None) -> None:
     print(f"plan (pilot {args.pilot} per cell): fixed design {fixed['total_items']} item pairs "
           f"{fixed['items']}, {fixed['calls']} calls for half-width {args.half_width}")
 
-    tuned = 2 * fixed["total_items"]  # a confidence sequence needs about twice a fixed design's items
-    results = {}
-    for allocation in ("uniform", "neyman"):
-        e = parse_experiment(experiment_yaml(args.pool, half_width=args.half_width, allocation=allocation))
-        t0 = time.perf_counter()
-        runs = [sequential_run(e, table, seed=s, target_n=tuned, costs=costs) for s in range(args.runs)]
-        results[allocation] = runs
-        m = len(runs)
-        cover = np.mean([r["covered"] for r in runs])
-        naive = np.mean([r["naive_covered"] for r in runs])
-        se = math.sqrt(0.95 * 0.05 / m)
-        calls = np.median([r["calls"] for r in runs])
-        reached = np.mean([r["stopped"] == "target" for r in runs])
-        print(f"coverage sequence {allocation} all-looks {cover:.4f} m={m} (>= {0.95 - 3 * se:.4f} needed)")
-        print(f"coverage fixed-misused {allocation} all-looks {naive:.4f} m={m}")
-        print(f"calls {allocation} median {calls:.0f} (draws median {np.median([r['draws'] for r in runs]):.0f}, "
-              f"looks median {np.median([r['looks'] for r in runs]):.0f}, target reached {reached:.3f}; "
-              f"{time.perf_counter() - t0:.0f} s)")
-    ratio_uniform = np.median([r["calls"] for r in results["neyman"]]) / np.median(
-        [r["calls"] for r in results["uniform"]])
-    ratio_fixed = np.median([r["calls"] for r in results["neyman"]]) / fixed["calls"]
-    print(f"ratio neyman/uniform calls {ratio_uniform:.3f} (<= 0.85 needed)")
-    print(f"ratio neyman/plan-fixed calls {ratio_fixed:.3f} (<= 1.3 needed)")
+    tuned = 2 * fixed["total_items"]  # a betting sequence needs about twice a fixed design's items
+    kinds = [("betting", args.batch), ("group_sequential", args.gs_batch)]
+    for interval, batch in kinds:
+        results = {}
+        for allocation in ("uniform", "neyman"):
+            e = parse_experiment(experiment_yaml(args.pool, half_width=args.half_width, allocation=allocation,
+                                                 interval=interval, batch=batch))
+            t0 = time.perf_counter()
+            runs = [sequential_run(e, table, seed=s, target_n=tuned, costs=costs) for s in range(args.runs)]
+            results[allocation] = runs
+            m = len(runs)
+            cover = np.mean([r["covered"] for r in runs])
+            naive = np.mean([r["naive_covered"] for r in runs])
+            se = math.sqrt(0.95 * 0.05 / m)
+            calls = np.median([r["calls"] for r in runs])
+            reached = np.mean([r["stopped"] == "target" for r in runs])
+            label = f"{interval} batch {batch} {allocation}"
+            print(f"coverage sequence {label} all-looks {cover:.4f} m={m} (>= {0.95 - 3 * se:.4f} needed)")
+            print(f"coverage fixed-misused {label} all-looks {naive:.4f} m={m}")
+            print(f"calls {label} median {calls:.0f} (draws median {np.median([r['draws'] for r in runs]):.0f}, "
+                  f"looks median {np.median([r['looks'] for r in runs]):.0f}, target reached {reached:.3f}; "
+                  f"{time.perf_counter() - t0:.0f} s)", flush=True)
+        median = {a: float(np.median([r["calls"] for r in runs])) for a, runs in results.items()}
+        print(f"ratio {interval} neyman/uniform calls {median['neyman'] / median['uniform']:.3f} (<= 0.85 needed)")
+        print(f"ratio {interval} neyman/plan-fixed calls {median['neyman'] / fixed['calls']:.3f} (<= 1.3 needed)")
 
     # Power: plan's item count for difference = the planted contrast, power 0.8, against the simulated need.
     delta = round(abs(theta), 3)
@@ -203,16 +216,16 @@ def main(argv: list[str] | None = None) -> None:
               f"simulation needs {needed} (ratio {answer['total_items'] / needed:.3f}; within 0.8-1.2 needed)")
 
     # The run loop on the offline world reads the same values: a few seeds, identical looks.
-    for seed in range(3):
-        e = replace(parse_experiment(experiment_yaml(args.pool, half_width=args.half_width)), seed=seed)
-        cube = run_until_precision(
-            e, design=lambda ex, pl: SequentialDesign.for_experiment(ex, pl, target_n=tuned), cache=args.cache)
+    for (interval, batch), seed in itertools.product(kinds, range(3)):
+        e = replace(parse_experiment(experiment_yaml(args.pool, half_width=args.half_width, interval=interval,
+                                                     batch=batch)), seed=seed)
+        cube = run_until_precision(e, design=lambda ex, pl: make_design(ex, pl, target_n=tuned), cache=args.cache)
         record = cube.attrs["run"]
-        design = SequentialDesign(e.precision, pool=e.items, seed=seed, costs=costs, target_n=tuned)
+        design = make_design(e, make_plan(e), target_n=tuned)
         while (draws := design.next_batch()):
             design.observe({(d.cell, d.item): (table[d.cell][d.item],) * 2 for d in draws})
         same = [look["interval"] for look in record["sequential"]["looks"]] == [look["interval"] for look in design.looks]
-        print(f"run loop seed {seed}: {len(design.looks)} looks, identical to the table-driven design: {same}")
+        print(f"run loop {interval} seed {seed}: {len(design.looks)} looks, identical to the table-driven design: {same}")
     print(f"total {time.perf_counter() - started:.0f} s")
 
 

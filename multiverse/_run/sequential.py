@@ -27,6 +27,7 @@ import numpy as np
 import xarray as xr
 
 from multiverse._run.assemble import assemble_cube, provenance
+from multiverse._run.backends import check_backend
 from multiverse._run.execute import execute_units
 from multiverse._run.runner import _run_streamed, _run_summary, merge_summaries, prepare_run, resolve_experiment
 from multiverse._run.stream import RunTally
@@ -112,6 +113,8 @@ def run_until_precision(
     design: Callable[[Experiment, Plan], Design],
     out: str | Path | None = None,
     cache: str | Path | None = None,
+    backend: str | None = None,
+    n_jobs: int | None = None,
     offline: bool = False,
     replay: bool = True,
     max_calls: int | None = None,
@@ -128,8 +131,9 @@ def run_until_precision(
     design
         A function ``(experiment, plan) -> design`` making the sequential design
         (e.g. :meth:`multiverse.analysis.sequential.SequentialDesign.for_experiment`).
-    out, cache, offline, replay, max_calls, max_cost_usd, require_judge_signal
-        As in :func:`multiverse.run`; the spend caps count every batch, and
+    out, cache, backend, n_jobs, offline, replay, max_calls, max_cost_usd, require_judge_signal
+        As in :func:`multiverse.run`: every batch's units (and the final
+        cube's) are spread over ``backend``'s workers; the spend caps count every batch, and
         the canaries (when the experiment judges them) are judged once, before
         the first batch.
     on_look
@@ -150,6 +154,7 @@ def run_until_precision(
         With ``require_judge_signal``, if a judge has no signal on its canaries.
     """
     started = time.perf_counter()
+    check_backend(backend)
     e = resolve_experiment(experiment)
     if e.precision is None:
         raise ValueError(f"{e.source or e.name}: precision: a sequential run needs the experiment's precision: block")
@@ -158,7 +163,7 @@ def run_until_precision(
     e, plan, roles, cache_dir = ready.experiment, ready.plan, ready.roles, ready.cache_dir
     canaries, canary_calls = ready.canaries, ready.canary_calls
     chosen = design(e, plan)
-    options = dict(cache=cache_dir, offline=offline, replay=replay)
+    options = dict(cache=cache_dir, backend=backend, n_jobs=n_jobs, offline=offline, replay=replay)
     summaries: list[dict[str, Any]] = [canary_calls] if canary_calls is not None else []
     totals = merge_summaries(summaries)
     spent, spent_usd = totals["calls"], totals["cost_usd"]

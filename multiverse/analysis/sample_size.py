@@ -24,6 +24,15 @@ The pilot's components come from a one-way random-effects model per cell
 (items, replicates within items): with a balanced pilot the REML estimates
 are the ANOVA ones truncated at zero, ``s2_rep = MS_within`` and
 ``s2_item = max(0, (MS_between - MS_within) / R)``, computed here directly.
+A pilot's sd of a cell is not taken at face value: a cell of rare breaches
+often shows none in a small pilot (sd 0), which would give it no items and
+make the fixed design too small.  Each cell's variance of item means is shrunk
+towards the declared ``prior_sd^2`` by two pseudo-observations,
+``(SS + 2 prior_sd^2) / (n + 1)`` (``SS`` the sum of squared deviations of its ``n``
+item means), the same rule a stratified sequential run uses
+(:func:`multiverse.analysis.stratified_sequential.shrunk_variance`); the
+unshrunk sd is reported beside it.
+
 With no pilot cost per item besides its replicates' calls, one replicate per
 item minimises the calls for a given ``Var`` (``s2_rep / R`` costs ``R`` calls
 per item, a new item buys ``s2_item + s2_rep``), so the answer is in items at
@@ -40,6 +49,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from multiverse.analysis.stratified_sequential import shrunk_variance
 from multiverse.config.precision import Precision
 from multiverse.plan import Plan, Unit, estimate_unit_calls
 from multiverse.scoring import score
@@ -76,7 +86,8 @@ def pilot_components(cube: xr.Dataset, precision: Precision) -> dict[str, dict[s
     -------
     dict
         cell -> ``mean``, ``sd`` (of one item's contrast averaged over the
-        pilot's replicates), ``item_var``, ``replicate_var``, ``items``,
+        pilot's replicates, shrunk towards the block's ``prior_sd``),
+        ``raw_sd`` (unshrunk), ``item_var``, ``replicate_var``, ``items``,
         ``replicates``.  Items whose contrast is missing are left out.
     """
     values = score(cube, standards=[precision.standard], rules=[precision.rule])
@@ -96,7 +107,8 @@ def pilot_components(cube: xr.Dataset, precision: Precision) -> dict[str, dict[s
         ms_within = float(table.var(axis=1, ddof=1).mean()) if reps > 1 else 0.0
         out[cell] = {
             "mean": float(means.mean()),
-            "sd": float(means.std(ddof=1)),
+            "sd": math.sqrt(shrunk_variance(means, precision.prior_sd)),
+            "raw_sd": float(means.std(ddof=1)),
             "item_var": max(0.0, (ms_between - ms_within) / reps) if reps > 1 else float(means.var(ddof=1)),
             "replicate_var": ms_within,
             "items": items,

@@ -48,7 +48,7 @@ import xarray as xr
 from multiverse.analysis.confseq import BoundedStreams
 from multiverse.config.precision import Precision
 
-__all__ = ["Draw", "SequentialDesign", "fixed_interval", "looks_table", "stopping_record"]
+__all__ = ["Draw", "SequentialDesign", "fixed_interval", "looks_table", "make_design", "stopping_record"]
 
 D_LOW, D_HIGH = -1.0, 1.0
 """Bounds of one item's contrast ``d`` for the bounded rules."""
@@ -288,6 +288,20 @@ class SequentialDesign:
             "interval_kind": "betting confidence sequence (valid at every look)",
             "looks": list(self.looks),
         }
+
+
+def make_design(experiment: Any, plan: Any, *, target_n: int | None = None) -> Any:
+    """The design the ``precision:`` block's ``interval:`` declares, for a sequential run.
+
+    ``betting``: :class:`SequentialDesign` (bets tuned for ``target_n``
+    draws); ``group_sequential``:
+    :class:`~multiverse.analysis.stratified_sequential.StratifiedDesign`.
+    """
+    if experiment.precision.interval == "group_sequential":
+        from multiverse.analysis.stratified_sequential import StratifiedDesign
+
+        return StratifiedDesign.for_experiment(experiment, plan)
+    return SequentialDesign.for_experiment(experiment, plan, target_n=target_n)
 
 
 def fixed_interval(values: Mapping[str, Sequence[float]], weights: Mapping[str, float], *, z: float,

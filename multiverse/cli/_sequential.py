@@ -6,10 +6,11 @@ design meeting the target (half-width ``H`` replaces the block's), from a
 pilot run's variance components (``--pilot RUN``) or the block's
 ``prior_sd``, and the calls and cost that costs
 (:mod:`multiverse.analysis.sample_size`).  ``run --until-precision`` draws
-items in batches until the confidence sequence is as narrow as the target
-(:mod:`multiverse._run.sequential`, :mod:`multiverse.analysis.sequential`),
-its bets tuned for twice the item count the same plan predicts (a
-confidence sequence needs about that many).
+items in batches until the interval the block's ``interval:`` declares is as
+narrow as the target (:mod:`multiverse._run.sequential`; the betting
+sequence of :mod:`multiverse.analysis.sequential`, its bets tuned for twice
+the item count the same plan predicts, or the group-sequential interval of
+:mod:`multiverse.analysis.stratified_sequential`).
 """
 
 from __future__ import annotations
@@ -99,11 +100,11 @@ def run_until_precision_cmd(args: argparse.Namespace, *, options: dict[str, Any]
     """``run --until-precision``: the sequential run, one line per look on stderr unless ``--quiet``."""
     from multiverse._run.runner import resolve_experiment
     from multiverse._run.sequential import run_until_precision
-    from multiverse.analysis.sequential import SequentialDesign
+    from multiverse.analysis.sequential import make_design
 
     e = _experiment(resolve_experiment(args.experiment), None)
-    # A confidence sequence needs about twice the fixed design's items; bets tuned there (any tuning keeps coverage).
-    target_n = 2 * plan_target(e, pilot=args.pilot)["total_items"]
+    # A betting sequence needs about twice the fixed design's items; bets tuned there (any tuning keeps coverage).
+    target_n = 2 * plan_target(e, pilot=args.pilot)["total_items"] if e.precision.interval == "betting" else None
 
     def show(look: dict[str, Any]) -> None:
         if not args.quiet:
@@ -112,6 +113,5 @@ def run_until_precision_cmd(args: argparse.Namespace, *, options: dict[str, Any]
                   f"interval [{low:.4f}, {high:.4f}] half-width {look['half_width']:.4f}", file=sys.stderr)
 
     return run_until_precision(
-        e, design=lambda ex, plan: SequentialDesign.for_experiment(ex, plan, target_n=target_n), on_look=show,
-        **options,
+        e, design=lambda ex, plan: make_design(ex, plan, target_n=target_n), on_look=show, **options,
     )

@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--until-precision",
         action="store_true",
-        help="add items in batches until the precision: block's target is met (a confidence sequence valid at every look)",
+        help="add items in batches until the precision: block's target is met (an interval valid at every look)",
     )
     parser.add_argument("--pilot", metavar="RUN", help="with --until-precision: a pilot run whose variances tune the bets")
     with_examples(parser, "multiverse run experiments/quickstart.yaml --out runs/quickstart",
@@ -80,7 +80,8 @@ def main(args: argparse.Namespace) -> int:
             from multiverse.cli._sequential import run_until_precision_cmd
 
             cube = run_until_precision_cmd(args, options=dict(
-                out=args.out, cache=args.cache, offline=args.offline, replay=not args.rebuild,
+                out=args.out, cache=args.cache, backend=args.backend, n_jobs=args.jobs, offline=args.offline,
+                replay=not args.rebuild,
                 max_calls=args.max_calls, max_cost_usd=args.max_cost, require_judge_signal=args.require_judge_signal,
             ))
         else:
@@ -124,7 +125,7 @@ def main(args: argparse.Namespace) -> int:
         record = info["sequential"]
         low, high = record["interval"]
         print(f"stopped ({record['stopped']}) after {len(record['looks'])} looks, {record['draws']} item pairs: "
-              f"confidence sequence [{low:.4f}, {high:.4f}] for {' - '.join(record['precision']['contrast'])}")
+              f"interval [{low:.4f}, {high:.4f}] ({record['interval_kind']}) for {' - '.join(record['precision']['contrast'])}")
     for judge, found in info.get("judges", {}).items():
         if found.get("no_signal"):
             print(f"multiverse run: warning: no signal on the canaries: {describe_pooled(judge, found['canaries'])}", file=sys.stderr)

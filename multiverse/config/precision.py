@@ -14,9 +14,25 @@ precision:
   batch: 40                 # item pairs per batch of a sequential run (default 40)
   max_items: 2000           # budget cap in item pairs (default: the pool, items: x cells)
   allocation: neyman        # neyman (default) or uniform: how draws are spread over the cells
-  floor: 0.5                # share of every draw's probability kept on the weights (default 0.5)
-  prior_sd: 0.5             # planning prior: sd of one item's contrast when no pilot is given
+  interval: betting         # betting (default) or group_sequential: the intervals reported at every look
+  information_margin: 1.25  # group_sequential: maximum information, as a multiple of (z / half_width)^2
+  floor: 0.5                # betting: share of every draw's probability kept on the weights (default 0.5)
+  prior_sd: 0.5             # planning prior: sd of one item's contrast when no pilot is given; also the
+                            # pseudo-observation every cell's variance estimate is shrunk towards
 ```
+
+The two intervals (``interval:``) differ in what they guarantee and what they
+cost.  ``betting`` is a confidence sequence (Waudby-Smith and Ramdas 2023):
+exact for bounded outcomes at any sample size and valid at every time, looked
+at or not, so the run may be continued past its target later; it costs about
+2.3 times the items of a fixed design of the same half-width.
+``group_sequential`` is a repeated confidence interval with O'Brien-Fleming-type
+alpha spending (Jennison and Turnbull 2000): valid at every look of this run
+(a normal approximation, checked by simulated coverage), with a maximum
+information declared up front (``information_margin`` times the fixed design's),
+at which the run stops; it costs about 1.2 times the fixed design's items, and
+its allocation of items to cells is deterministic per batch, so Neyman
+allocation gives the textbook gain (:mod:`multiverse.analysis.stratified_sequential`).
 
 The cells are the ``role/user_sim/condition`` combinations; the estimand is
 ``sum_c w_c (mean_c(a) - mean_c(b))`` over the item pool (``items:`` slots of
@@ -42,9 +58,10 @@ BOUNDED_RULES = ("any_turn", "last_turn", "turn_mean")
 """Rules whose conversation values lie in [0, 1], the only ones a betting sequence can bound
 (``first_turn`` counts turns, unbounded above and undefined for clean conversations)."""
 ALLOCATIONS = ("neyman", "uniform")
+INTERVALS = ("betting", "group_sequential")
 PRECISION_KEYS = (
     "contrast", "judge", "standard", "rule", "weights", "half_width", "difference", "power", "level",
-    "batch", "max_items", "allocation", "floor", "prior_sd",
+    "batch", "max_items", "allocation", "floor", "prior_sd", "interval", "information_margin",
 )
 
 
@@ -66,6 +83,8 @@ class Precision:
     allocation: str = "neyman"
     floor: float = 0.5
     prior_sd: float = 0.5
+    interval: str = "betting"
+    information_margin: float = 1.25
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
@@ -95,6 +114,9 @@ class Precision:
             "weights": dict(self.weights), "level": self.level, "batch": self.batch,
             "allocation": self.allocation, "floor": self.floor, "prior_sd": self.prior_sd,
         }
+        if self.interval != "betting":  # only when set, so the records of betting runs keep their keys
+            out["interval"] = self.interval
+            out["information_margin"] = self.information_margin
         for key in ("half_width", "difference", "max_items"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
@@ -207,15 +229,19 @@ def read_precision(
     if allocation == "neyman" and floor is not None and floor <= 0:
         reader.expected(field("floor"), "a number > 0 for neyman allocation", floor)
     prior_sd = number("prior_sd", 0.5, low=0.0, high=2.0)
-    read = (contrast, judge, standard, power, level, batch, allocation, floor, prior_sd)
+    interval = reader.one_of(block.get("interval", "betting"), field("interval"), INTERVALS, what="interval")
+    if "information_margin" in block and interval != "group_sequential":
+        reader.problem(field("information_margin"), "only used with interval: group_sequential")
+    margin = number("information_margin", 1.25, low=1.0, high=4.0, closed_low=True)
+    read = (contrast, judge, standard, power, level, batch, allocation, floor, prior_sd, interval, margin)
     if len(reader.problems) > before or any(v is None for v in read) or not weights:
         return None
     assert contrast is not None and judge and standard and power and level and batch and allocation
-    assert floor is not None and prior_sd is not None
+    assert floor is not None and prior_sd is not None and interval and margin is not None
     total = sum(weights.values())
     return Precision(
         contrast=(contrast[0], contrast[1]), judge=judge, standard=standard, rule=str(rule),
         weights={cell: w / total for cell, w in weights.items()}, half_width=half_width, difference=difference,
         power=power, level=level, batch=batch, max_items=max_items if max_items is not None else pool * len(weights),
-        allocation=allocation, floor=floor, prior_sd=prior_sd,
+        allocation=allocation, floor=floor, prior_sd=prior_sd, interval=interval, information_margin=margin,
     )

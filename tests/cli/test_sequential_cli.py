@@ -47,3 +47,37 @@ def test_targets_without_a_precision_block_exit_2_with_one_line(tmp_path, capsys
                  "--until-precision", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all("precision" in line for line in err)
+
+
+def test_run_until_precision_spreads_its_batches_over_the_backend_and_jobs_given(tmp_path, capsys, monkeypatch):
+    import multiverse._run.sequential as sequential
+
+    seen = []
+    ordinary = sequential.execute_units
+
+    def spy(plan, roles, **options):
+        seen.append((options["backend"], options["n_jobs"]))
+        return ordinary(plan, roles, **options)
+
+    monkeypatch.setattr(sequential, "execute_units", spy)
+    path = _write(tmp_path)
+    spread, plain = tmp_path / "spread", tmp_path / "plain"
+    assert main(["run", str(path), "--out", str(spread), "--cache", str(tmp_path / "c1"), "--until-precision",
+                 "--backend", "threading", "--jobs", "2", "--quiet"]) == 0
+    assert seen and set(seen) == {("threading", 2)}  # every batch went through the backend
+    seen.clear()
+    assert main(["run", str(path), "--out", str(plain), "--cache", str(tmp_path / "c2"), "--until-precision",
+                 "--quiet"]) == 0
+    assert set(seen) == {(None, None)}
+    looks = [json.loads((d / "run.json").read_text())["sequential"]["looks"] for d in (spread, plain)]
+    drop = [[{k: v for k, v in look.items() if k != "calls_spent"} for look in run] for run in looks]
+    assert drop[0] == drop[1]  # the same draws and intervals, whichever way the units ran
+
+
+def test_run_until_precision_refuses_a_backend_that_cannot_run_here_before_any_call(tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["run", str(_write(tmp_path)), "--out", str(out), "--cache", str(tmp_path / "cache"),
+                 "--until-precision", "--backend", "dask", "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "dask" in err[0]
+    assert not out.exists() and not (tmp_path / "cache").exists()

@@ -29,6 +29,15 @@ def test_a_block_reads_with_defaults_and_normalised_weights(tiny_experiment, wri
     assert parse_experiment(e.to_dict(), source=e.source) == e
 
 
+def test_a_group_sequential_block_reads_its_margin_and_keeps_it_through_to_dict(tiny_experiment, write_experiment):
+    block = {**BLOCK, "interval": "group_sequential", "information_margin": 1.4}
+    e = load_experiment(write_experiment(_experiment(tiny_experiment, block)))
+    assert (e.precision.interval, e.precision.information_margin) == ("group_sequential", 1.4)
+    assert parse_experiment(e.to_dict(), source=e.source) == e
+    betting = load_experiment(write_experiment(_experiment(tiny_experiment, BLOCK))).precision
+    assert betting.interval == "betting" and "interval" not in betting.to_dict()
+
+
 def test_experiments_without_a_block_keep_their_digest(tiny_experiment, write_experiment):
     e = load_experiment(write_experiment(tiny_experiment()))
     assert e.precision is None and "precision" not in e.to_dict()
@@ -53,6 +62,11 @@ CASES = [
                  id="unknown-standard"),
     pytest.param({"floor": 0}, "precision.floor", "expected a number > 0 for neyman allocation",
                  id="no-floor-under-neyman"),
+    pytest.param({"interval": "bayes"}, "precision.interval", "unknown interval 'bayes'", id="unknown-interval"),
+    pytest.param({"information_margin": 1.5}, "precision.information_margin", "only used with interval: group_sequential",
+                 id="margin-without-group-sequential"),
+    pytest.param({"interval": "group_sequential", "information_margin": 0.9}, "precision.information_margin",
+                 "expected a finite number >= 1", id="margin-below-one"),
 ]
 
 
