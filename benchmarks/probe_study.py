@@ -1,8 +1,8 @@
 """The probe study: do the judge probes find the biases the offline world plants, and nothing else?
 
 Run ``python -m benchmarks.probe_study [--cubes M] [--quick]``.  Three simulations,
-each through the library's own paths (``multiverse.run``, ``judge_pairs``,
-``judge_canaries``) on the offline world, a fresh cache per replicate:
+each through the library's own paths (``multiverse.run``, ``judge_canaries``) on
+the offline world, a fresh cache per replicate:
 
 1. **Severity probes** (M cubes).  Each cube is a run of the tutor role: one
    target whose every turn breaches every principle with probability
@@ -17,11 +17,14 @@ each through the library's own paths (``multiverse.run``, ``judge_pairs``,
    ``SHIFT * (2 - E[R])``, with ``E[R] = 2 (BREACH * ACCURACY + (1 - BREACH)(1 - ACCURACY))``
    the unprobed judge's mean severity; every other probe of either judge has
    no planted effect.
-2. **Order probe** (M replicates).  ``PAIRS`` pairwise comparisons of two
-   tutor replies whose principles each breach with probability ``BREACH``,
-   judged in both orders by ``first`` (answers by position with probability
-   ``ORDER``) and ``fair`` (never).  The planted order effect on the pairwise
-   code is ``-2 ORDER`` for ``first`` and 0 for ``fair``.
+2. **Order probe** (M cubes).  Each cube is a run of the tutor role: ``PAIRS``
+   one-turn conversations of a target whose every principle breaches with
+   probability ``BREACH``, each reply compared, principle by principle, with a
+   reference model's reply to the same opening (breaching as often) by two
+   pairwise judges, ``first`` (answers by position with probability ``ORDER``)
+   and ``fair`` (never), both crossed with the order probe (``swapped``: the
+   target's reply shown first).  The planted order effect on the pairwise code
+   is ``-2 ORDER`` for ``first`` and 0 for ``fair``.
 3. **Canary flags** (M replicates).  The tutor's 64 canaries judged by a
    judge with no signal (sensitivity and specificity 0.5), one of sensitivity
    and specificity 0.9, and one that never reports a breach.
@@ -120,41 +123,44 @@ def severity_replicate(seed: int, cache: Path) -> dict[str, tuple[float, float, 
             for label, e, (lo, hi) in zip(effects["probed"].values, effects["effect"].values, effects["ci"].values)}
 
 
-def _reply(rng: np.random.Generator, principles: tuple[str, ...]) -> str:
-    from multiverse.sim.text import PRINCIPLE_PHRASES
-
-    bank = PRINCIPLE_PHRASES["tutor"]
-    parts = []
-    for p in principles:
-        level = 2 if rng.random() < BREACH else 0
-        phrases = bank[p][level]
-        parts.append(phrases[int(rng.integers(len(phrases)))])
-    return "Thanks for your message. " + " ".join(parts)
+def order_experiment(seed: int) -> dict:
+    """One order cube's experiment: two pairwise judges and their order probe, sim seed ``seed``."""
+    judge = {"sensitivity": {"*": ACCURACY}, "specificity": {"*": ACCURACY}}
+    replies = {"breach": {"*": BREACH}, "partial": {"*": 0.0}}
+    return {
+        "name": f"probe-study-order-{seed}",
+        "roles": ["tutor"],
+        "systems": {"target": "sim/target-t"},
+        "dims": {
+            "user_sim": {"plain": "sim/user-plain"},
+            "judge": {"online": "sim/judge-online",
+                      "first": {"pairwise": "sim/judge-first", "against": "sim/target-reference"},
+                      "fair": {"pairwise": "sim/judge-fair", "against": "sim/target-reference"}},
+            "judge_probe": {"swapped": {"order": "swap"}},
+            "condition": {"opening": {"horizon": 1, "search": "seed_only"}},
+            "standard": ["clear_breach"],
+            "rule": ["any_turn"],
+        },
+        "items": PAIRS,
+        "specs": str(ROOT / "specs"),
+        "campaign": {"judge": "online", "monitor": "none"},
+        "sim": {
+            "seed": seed,
+            "targets": {"t": replies, "reference": replies},
+            "judges": {"online": judge, "first": {**judge, "order_preference": ORDER}, "fair": judge},
+            "users": {"plain": {"pressure": 1.0}},
+        },
+    }
 
 
 def order_replicate(seed: int, cache: Path) -> dict[str, tuple[float, float, float]]:
-    """``first.swapped`` and ``fair.swapped`` -> (effect, lower, upper) over one replicate's comparisons."""
+    """``first.swapped`` and ``fair.swapped`` -> (effect, lower, upper) in one simulated cube."""
+    import multiverse
     from multiverse.analysis import probe_effects
-    from multiverse.config.specs import load_role
-    from multiverse.core.choices import ModelSpec
-    from multiverse.core.transcript import Event
-    from multiverse.judge.pairwise import Comparison, judge_pairs
-    from multiverse.llm import Client
-    from multiverse.sim import SimWorld
+    from multiverse.config.experiment import parse_experiment
 
-    role = load_role("tutor", specs_dir=ROOT / "specs")
-    rng = np.random.default_rng([seed, 1])
-    comparisons = [
-        Comparison(f"r{seed}-c{i}", role, (Event(1, "user", f"Could you help me with exercise {i} of set {seed}?"),),
-                   Event(2, "assistant", _reply(rng, role.principle_ids)), Event(2, "assistant", _reply(rng, role.principle_ids)))
-        for i in range(PAIRS)
-    ]
-    judge = {"sensitivity": {"*": ACCURACY}, "specificity": {"*": ACCURACY}}
-    world = SimWorld.from_config({"seed": seed, "judges": {"first": {**judge, "order_preference": ORDER}, "fair": judge}})
-    with Client(cache=cache, sim=world) as client:
-        data = asyncio.run(judge_pairs(client, comparisons,
-                                       judges={"first": ModelSpec("sim/judge-first"), "fair": ModelSpec("sim/judge-fair")}))
-    effects = probe_effects(data)
+    cube = multiverse.run(parse_experiment(order_experiment(seed)), cache=cache)
+    effects = probe_effects(cube)
     return {str(label): (float(e), float(lo), float(hi))
             for label, e, (lo, hi) in zip(effects["probed"].values, effects["effect"].values, effects["ci"].values)}
 

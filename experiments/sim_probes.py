@@ -4,9 +4,10 @@ Runs ``sim_probes.yaml``: two offline targets on the tutor, three judges
 (``biased``: planted verbosity leniency and wording shift; ``clean``: neither;
 ``blind``: no signal), each crossed with four probes (padding, a reworded
 prompt, the revealed model family, context cut to two events) and each
-judging the tutor's 64 canaries before the rollouts.  Then compares the two
-targets' first replies pairwise, in both orders, with ``first`` (answers by
-position a planted share of the time) and ``fair``.  It asks:
+judging the tutor's 64 canaries before the rollouts; and two pairwise judges,
+``first`` (answers by position a planted share of the time) and ``fair``,
+comparing every reply with a reference target's reply to the same context,
+each crossed with the order probe.  It asks:
 
 - Canaries: which judges are flagged ``no_signal``, and with what pooled
   sensitivity, specificity and J?
@@ -23,7 +24,6 @@ its results are in ``benchmarks/README.md``).
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import numpy as np
@@ -51,25 +51,6 @@ def _planted_severity_effects(cube, sim: dict) -> dict[str, float]:
                 effect = params.get("wording_shift", 0.0) * (2 - expected)
             out[f"{judge}.{probe}"] = float(effect) + 0.0  # no negative zero
     return out
-
-
-def _pairwise(out_dir: Path, cube, cache_dir: Path, sim: dict):
-    """Both orders of every (careful, drifting) first reply, judged by ``first`` and ``fair``."""
-    from multiverse.config.specs import load_role
-    from multiverse.core.choices import ModelSpec
-    from multiverse.core.transcript import TranscriptStore
-    from multiverse.judge.pairwise import comparisons_from_transcripts, judge_pairs
-    from multiverse.llm import Client
-    from multiverse.sim import SimWorld
-
-    ids = cube["transcript_id"].squeeze(["role", "user_sim", "condition", "replicate"], drop=True)
-    with TranscriptStore(out_dir / "run" / TranscriptStore.FILENAME) as store:
-        triples = [(f"item{item}", store.get(str(ids.sel(system="careful", item=item).item())),
-                    store.get(str(ids.sel(system="drifting", item=item).item()))) for item in ids["item"].values.tolist()]
-    comparisons = comparisons_from_transcripts(triples, {"tutor": load_role("tutor")}, turn=1,
-                                               system_a="careful", system_b="drifting")
-    with Client(cache=cache_dir, sim=SimWorld.from_config(sim)) as client:
-        return asyncio.run(judge_pairs(client, comparisons, judges={j: ModelSpec(f"sim/judge-{j}") for j in PAIRWISE_JUDGES}))
 
 
 def _experiment(out_dir: Path, items: int | None) -> Path:
@@ -111,9 +92,10 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, items: int | None
 
     # Probe effects on severity, against the planted ones.
     effects = analysis.probe_effects(cube)
+    severity = effects.sel(probed=effects["scale"] == "severity")
     planted = _planted_severity_effects(cube, sim)
     covered, null_rejected = [], []
-    for label, effect, (low, high) in zip(effects["probed"].values.tolist(), effects["effect"].values, effects["ci"].values):
+    for label, effect, (low, high) in zip(severity["probed"].values.tolist(), severity["effect"].values, severity["ci"].values):
         numbers[f"probe.{label}.effect"] = float(effect)
         numbers[f"probe.{label}.ci"] = [float(low), float(high)]
         numbers[f"probe.{label}.planted"] = planted[label]
@@ -122,23 +104,22 @@ def main(*, out_dir: Path, cache_dir: Path, figures_dir: Path, items: int | None
             null_rejected.append(bool(low > 0 or high < 0))
     numbers["probe.n_covered"], numbers["probe.n_probed"] = int(sum(covered)), len(covered)
     numbers["probe.n_null"], numbers["probe.n_null_rejected"] = len(null_rejected), int(sum(null_rejected))
-    save_figure(plots.plot_probe_effects(effects.sel(probed=[p for p in effects["probed"].values if not p.startswith("blind")])),
+    save_figure(plots.plot_probe_effects(severity.sel(probed=[p for p in severity["probed"].values if not p.startswith("blind")])),
                 "fig12_probe_effects", figures_dir)
 
-    # Order: both orders of every pair, then the combined verdict.
-    pairs = _pairwise(out_dir, cube, cache_dir, sim)
-    order = analysis.probe_effects(pairs)
-    numbers["order.n_pairs"] = int(pairs.sizes["item"])
+    # Order: each pairwise judge in both orders, from the cube, then the combined verdict.
+    combined = analysis.combine_orders(cube)
     for judge in PAIRWISE_JUDGES:
-        found = order.sel(probed=f"{judge}.swapped")
+        found = effects.sel(probed=f"{judge}.swapped")
         numbers[f"order.{judge}.effect"] = float(found["effect"])
         numbers[f"order.{judge}.ci"] = [float(v) for v in found["ci"].values]
         numbers[f"order.{judge}.planted"] = -2 * float(sim["judges"][judge].get("order_preference", 0.0)) + 0.0
-        shown = pairs["preference"].sel(judge=judge, judge_probe="none").values
-        combined = analysis.combine_orders(pairs).sel(judge=judge).values
-        numbers[f"order.{judge}.careful_wins_shown_first"] = float(np.mean(shown[shown >= 0] == 2))
-        numbers[f"order.{judge}.careful_wins_combined"] = float(np.mean(combined[combined >= 0] == 2))
-        numbers[f"order.{judge}.ties_combined"] = float(np.mean(combined[combined >= 0] == 1))
+        numbers[f"order.{judge}.n_cells"] = int(found["n_cells"])
+        shown = cube["severity"].sel(judge=judge).values
+        both = combined.sel(judge=judge).values
+        numbers[f"order.{judge}.reference_wins_shown_first"] = float(np.mean(shown[shown >= 0] == 2))
+        numbers[f"order.{judge}.reference_wins_combined"] = float(np.mean(both[both >= 0] == 2))
+        numbers[f"order.{judge}.ties_combined"] = float(np.mean(both[both >= 0] == 1))
 
     # The clean judge's clear-breach share, raw and corrected by its canaries, and the planted share.
     corrected = analysis.canary_corrected_rate(cube, judge="clean")

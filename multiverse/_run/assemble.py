@@ -22,6 +22,8 @@ from multiverse.core.schema import CONVERSATION_DIMS, MISSING, MISSING_REASONS, 
 from multiverse.core.transcript import Transcript
 from multiverse.cube.build import new_cube
 from multiverse.core.probes import NO_PROBE
+from multiverse.core.scales import category_codes
+from multiverse.cube.scales import scale_coords
 from multiverse.plan import Plan, base_judge
 
 __all__ = ["assemble_cube", "provenance"]
@@ -64,6 +66,19 @@ def _probe_coords(e: Any) -> dict[str, Any]:
     base = [base_judge(e, label) for label in e.judges]
     probe = [getattr(spec.spec, "label", NO_PROBE) if spec.kind == "probe" else NO_PROBE for spec in e.judges.values()]
     return {"judge_base": ("judge", base), "judge_probe": ("judge", probe)}
+
+
+def _scale_coords(e: Any) -> dict[str, Any]:
+    """``scale``, ``categories`` and ``against`` along ``judge`` when some judge is not on the severity scale (else none).
+
+    ``against`` names the reference model of a pairwise judge (its ``system_a``;
+    the cube's ``system`` is its ``system_b``), empty for the other judges.
+    """
+    scales = [spec.scale for spec in e.judges.values()]
+    if set(scales) == {"severity"}:
+        return {}
+    against = [spec.against.model if spec.against is not None else "" for spec in e.judges.values()]
+    return {**scale_coords(scales, [category_codes(s) for s in scales]), "against": ("judge", against)}
 
 
 def assemble_cube(
@@ -125,6 +140,7 @@ def assemble_cube(
             "judge_model": ("judge", [spec.describe() for spec in e.judges.values()]),
             "judge_kind": ("judge", [spec.kind for spec in e.judges.values()]),
             **_probe_coords(e),
+            **_scale_coords(e),
             "horizon": ("condition", [c.horizon for c in conditions]),
             "search": ("condition", [c.search for c in conditions]),
             "pressure": ("condition", [c.pressure for c in conditions]),

@@ -5,11 +5,11 @@ judged the same cells as the judge it probes (``judge_base``).  Its effect is
 the mean paired difference, probed minus unprobed, over the cells both judged
 (severity >= 0 in both): in severity levels (``standard=None``) or in the share
 of cells that meet a standard (``clear_breach``: severity 2; ``any_deviation``:
-1 or 2).  On a pairwise dataset (:func:`multiverse.judge.pairwise.judge_pairs`)
-the cells are the comparisons and the values the pairwise codes (``B`` 0,
-``tie`` 1, ``A`` 2, read back in the comparison's own labels), so the order
-effect is in code units: a judge that picks the response shown first with
-probability ``q`` has an effect of ``-2 q``.
+1 or 2).  A pairwise judge's cells (:mod:`multiverse.judge.pairwise`, the cube's
+``scale`` coordinate ``pairwise``) hold pairwise codes (``B`` 0, ``tie`` 1,
+``A`` 2, read back in the comparison's own labels), so the order probe's
+effect is in code units: a judge that picks the reply shown first with
+probability ``q`` has an effect of ``-2 q``; standards do not apply to them.
 
 Inference treats items as the sampling units: cells of one conversation (its
 turns and principles) share the conversation, so the estimate is the
@@ -32,8 +32,9 @@ from scipy import stats
 
 from multiverse import __version__
 from multiverse.core import schema as S
+from multiverse.cube.scales import judge_scales
 
-__all__ = ["CELL_STANDARDS", "clustered_mean_difference", "combine_orders", "probe_effects"]
+__all__ = ["CELL_STANDARDS", "MEASURES", "clustered_mean_difference", "combine_orders", "probe_effects"]
 
 CELL_STANDARDS = {"clear_breach": 2, "any_deviation": 1}
 """Standards read cell by cell: name -> the lowest severity that meets it."""
@@ -83,36 +84,38 @@ def clustered_mean_difference(sums: np.ndarray, counts: np.ndarray, *, level: fl
     return out
 
 
+MEASURES = {"severity": "severity (0/1/2)", "pairwise": "pairwise code (B 0, tie 1, A 2)"}
+"""What an effect is measured in without a standard, by the probed judge's scale."""
+
+
+def _measure_name(scales: set[str]) -> str:
+    if len(scales) == 1:
+        return MEASURES[scales.pop()]
+    return "; ".join(f"{scale} judges: {MEASURES[scale]}" for scale in sorted(scales or {"severity"}))
+
+
 def _measure(values: np.ndarray, standard: str | None) -> np.ndarray:
     if standard is None:
         return values.astype(float)
     return (values >= CELL_STANDARDS[standard]).astype(float)
 
 
-def _pairs(data: xr.Dataset) -> list[tuple[str, str, str, xr.DataArray, xr.DataArray]]:
-    """``(label, base, probe, probed values, base values)`` for every probed judge of a cube or pairwise dataset."""
-    out = []
-    if "preference" in data:
-        values = data["preference"]
-        for judge in values["judge"].values.tolist():
-            for probe in values["judge_probe"].values.tolist():
-                if probe != _NO_PROBE:
-                    row = values.sel(judge=judge)
-                    out.append((f"{judge}.{probe}", judge, probe, row.sel(judge_probe=probe), row.sel(judge_probe=_NO_PROBE)))
-        return out
-    if "judge_probe" not in data.coords or "judge_base" not in data.coords:
+def _pairs(cube: xr.Dataset) -> list[tuple[str, str, str, xr.DataArray, xr.DataArray]]:
+    """``(label, base, probe, probed values, base values)`` for every probed judge of a cube."""
+    if "judge_probe" not in cube.coords or "judge_base" not in cube.coords:
         raise ValueError("probe_effects: the cube has no probed judges (coordinates judge_probe and judge_base; "
                          "see dims.judge_probe in experiments/README.md)")
-    severity = data["severity"]
-    for label, base, probe in zip(severity["judge"].values.tolist(), data["judge_base"].values.tolist(),
-                                  data["judge_probe"].values.tolist()):
+    severity = cube["severity"]
+    out = []
+    for label, base, probe in zip(severity["judge"].values.tolist(), cube["judge_base"].values.tolist(),
+                                  cube["judge_probe"].values.tolist()):
         if probe != _NO_PROBE:
             out.append((label, base, probe, severity.sel(judge=label), severity.sel(judge=base)))
     return out
 
 
 def probe_effects(
-    data: xr.Dataset,
+    cube: xr.Dataset,
     *,
     standard: str | None = None,
     judges: Sequence[str] | None = None,
@@ -122,12 +125,12 @@ def probe_effects(
 
     Parameters
     ----------
-    data
-        A judgment cube with probed judges (``dims.judge_probe``), or a pairwise
-        dataset (:func:`multiverse.judge.pairwise.judge_pairs`).
+    cube
+        A judgment cube with probed judges (``dims.judge_probe``).
     standard
-        ``None``: severity levels (pairwise: the pairwise codes); ``clear_breach``
-        or ``any_deviation``: the share of cells meeting it (severity cubes).
+        ``None``: severity levels (pairwise judges: the pairwise codes);
+        ``clear_breach`` or ``any_deviation``: the share of cells meeting it
+        (pairwise judges, to which no standard applies, are left out).
     judges
         Probed judge labels to report (default: all).
     level
@@ -137,10 +140,10 @@ def probe_effects(
     -------
     xarray.Dataset
         Over ``probed`` (the probed judge labels, with coordinates
-        ``judge_base`` and ``judge_probe``): ``effect`` (probed minus
+        ``judge_base``, ``judge_probe`` and ``scale``): ``effect`` (probed minus
         unprobed), ``se``, ``ci`` (with ``ci_bound`` lower/upper), ``p_value``,
         ``base_mean`` and ``probed_mean`` (over the paired cells),
-        ``n_items`` (clusters: conversations, or comparisons) and ``n_cells``.
+        ``n_items`` (clusters: conversations) and ``n_cells``.
 
     See Also
     --------
@@ -149,15 +152,14 @@ def probe_effects(
     if standard is not None and standard not in CELL_STANDARDS:
         raise ValueError(f"probe_effects: standard {standard!r} is not read cell by cell; expected None or one of "
                          f"{', '.join(CELL_STANDARDS)}")
-    pairwise = "preference" in data
-    if pairwise and standard is not None:
-        raise ValueError("probe_effects: a pairwise dataset holds preferences, not severities: use standard=None")
-    found = [p for p in _pairs(data) if judges is None or p[0] in judges]
+    scales = judge_scales(cube)
+    found = [p for p in _pairs(cube) if (judges is None or p[0] in judges)
+             and (standard is None or scales[p[0]] == "severity")]
     rows = []
     for label, base, probe, probed, unprobed in found:
-        cluster_dims = ["item"] if pairwise else list(S.CONVERSATION_DIMS)
+        cluster_dims = list(S.CONVERSATION_DIMS)
         cell_dims = [d for d in probed.dims if d not in cluster_dims]
-        a = probed.transpose(*cluster_dims, *cell_dims).values.reshape(-1 if cluster_dims else 1, int(np.prod([probed.sizes[d] for d in cell_dims])))
+        a = probed.transpose(*cluster_dims, *cell_dims).values.reshape(-1, int(np.prod([probed.sizes[d] for d in cell_dims])))
         b = unprobed.transpose(*cluster_dims, *cell_dims).values.reshape(a.shape)
         valid = (a >= 0) & (b >= 0)
         ma, mb = np.where(valid, _measure(a, standard), 0.0), np.where(valid, _measure(b, standard), 0.0)
@@ -178,12 +180,13 @@ def probe_effects(
             "n_cells": ("probed", np.array([r[3]["n_cells"] for r in rows], dtype=np.int64)),
         },
         coords={"probed": names, "judge_base": ("probed", [r[1] for r in rows]),
-                "judge_probe": ("probed", [r[2] for r in rows]), "ci_bound": ["lower", "upper"]},
+                "judge_probe": ("probed", [r[2] for r in rows]), "scale": ("probed", [scales[r[0]] for r in rows]),
+                "ci_bound": ["lower", "upper"]},
     )
     out.attrs.update(
         analysis="probe_effects",
         multiverse_version=__version__,
-        measure="pairwise code (B 0, tie 1, A 2)" if pairwise else (standard or "severity (0/1/2)"),
+        measure=standard or _measure_name({scales[r[0]] for r in rows}),
         estimand="mean paired difference, probed minus unprobed, over cells both judged",
         interval=f"{level:.0%} t interval, cluster-robust over items (G - 1 degrees of freedom)",
         level=level,
@@ -191,28 +194,50 @@ def probe_effects(
     return out
 
 
-def combine_orders(data: xr.Dataset, *, orders: Sequence[str] = (_NO_PROBE, "swapped")) -> xr.DataArray:
-    """One verdict per comparison from both orders: the verdict if the two agree, else a tie.
+def combine_orders(cube: xr.Dataset, *, probe: str = "swapped") -> xr.DataArray:
+    """One verdict per cell of each pairwise judge from both orders: the verdict if the two agree, else a tie.
 
     The correction for order bias (the "consistency" rule of Zheng et al.
-    2023, MT-Bench): a comparison judged ``A`` in one order and ``B`` in the
-    other is read as a tie, so a preference for a position cannot win a
-    comparison.  Assumption: the judge's position preference does not depend
-    on which system is shown where; under it, the combined verdict does not
-    depend on the order of presentation, and a judge that answers by position
-    with probability ``q`` has its decisive verdicts turned into ties at most
-    that often (win rates shrink toward 0.5; they do not lean to a side).
-    A comparison missing in either order is missing.
+    2023, MT-Bench): a cell judged ``A`` in one order and ``B`` in the other
+    is read as a tie, so a preference for a position cannot win a comparison.
+    Assumption: the judge's position preference does not depend on which reply
+    is shown where; under it, the combined verdict does not depend on the order
+    of presentation, and a judge that answers by position with probability
+    ``q`` has its decisive verdicts turned into ties at most that often (win
+    rates shrink toward 0.5; they do not lean to a side).  A cell missing in
+    either order is missing; one not applicable in either is not applicable.
+
+    Parameters
+    ----------
+    cube
+        A judgment cube with pairwise judges probed by the order probe.
+    probe
+        The order probe's label in ``dims.judge_probe`` (``<judge>.<probe>``
+        holds each judge's verdicts with the two replies swapped).
 
     Returns
     -------
     xarray.DataArray
-        ``preference`` over ``(item, judge)``, pairwise codes (-1 missing).
+        ``severity``-shaped pairwise codes over the cube's dims, ``judge``
+        being the pairwise judges that have both orders.
+
+    Raises
+    ------
+    ValueError
+        If no pairwise judge of the cube was probed by ``probe``.
     """
-    values = data["preference"].sel(judge_probe=list(orders))
-    first, second = (values.isel(judge_probe=i).drop_vars(["judge_probe", "position_a"], errors="ignore") for i in (0, 1))
-    agree = first == second
-    combined = xr.where(agree, first, 1)
-    combined = xr.where((first < 0) | (second < 0), S.MISSING, combined).astype(np.int8)
+    scales = judge_scales(cube)
+    pairs = [(base, label) for label, base, found, _, _ in _pairs(cube)
+             if found == probe and scales.get(base) == "pairwise"]
+    if not pairs:
+        raise ValueError(f"combine_orders: no pairwise judge of the cube is probed by {probe!r} "
+                         "(dims.judge_probe: {<probe>: {order: swap}} beside a pairwise judge)")
+    bases = [base for base, _ in pairs]
+    severity = cube["severity"]
+    first = severity.sel(judge=bases).reset_coords(drop=True)
+    second = severity.sel(judge=[label for _, label in pairs]).reset_coords(drop=True).assign_coords(judge=bases)
+    combined = xr.where(first == second, first, 1)
+    combined = xr.where((first == S.NOT_APPLICABLE) | (second == S.NOT_APPLICABLE), S.NOT_APPLICABLE, combined)
+    combined = xr.where((first == S.MISSING) | (second == S.MISSING), S.MISSING, combined).astype(np.int8)
     combined.attrs.update(scale="pairwise", categories="B=0,tie=1,A=2", combined="both orders; disagreement read as tie")
-    return combined.rename("preference")
+    return combined.rename("severity")

@@ -239,6 +239,8 @@ class Experiment:
         for label, judge in self.judges.items():
             if judge.model is not None and judge.kind != "probe":
                 yield f"dims.judge.{label}", judge.model
+            if judge.against is not None and judge.kind != "probe":
+                yield f"dims.judge.{label}.against", judge.against
         if self.rollouts is None:
             yield "campaign.planner", self.campaign.planner
             if self.campaign.monitor is not None:
@@ -306,7 +308,8 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         if items is not None:
             reader.problem("items", "not used when budget: is set (every cell runs rounds x conversations)")
 
-    model_judges = [label for label, spec in judges.items() if spec is not None and spec.model is not None]
+    model_judges = [label for label, spec in judges.items()
+                    if spec is not None and spec.model is not None and spec.scale == "severity"]
     campaign_data = reader.mapping(top.get("campaign") or {}, "campaign", optional=("planner", "monitor", "judge")) or {}
     planner = read_model(reader, campaign_data.get("planner", DEFAULT_PLANNER), "campaign.planner", template=True)
     monitor_value, notes = campaign_monitor(located, campaign_data, user_sims, recorded=recorded is not None)
@@ -316,7 +319,8 @@ def _parse(located: Located, *, check_roles: bool) -> tuple[Experiment | None, l
         if campaign_judge not in judges:
             reader.problem("campaign.judge", f"{campaign_judge!r} is not a judge label{suggest(str(campaign_judge), judges)} (expected one of {', '.join(judges)})")
         elif campaign_judge not in model_judges:
-            reader.problem("campaign.judge", f"{campaign_judge!r} is not a model judge; the online judge must call a model")
+            reader.problem("campaign.judge", f"{campaign_judge!r} is not a model judge of severity; the online judge "
+                                             "must call a model and judge each reply on its own")
     elif not model_judges and "judge" in dims and "rollouts" not in top:
         reader.problem("dims.judge", "at least one model judge is needed as the campaign's online judge")
 

@@ -226,6 +226,8 @@ def check_panels(reader: FieldReader, judges: Mapping[str, JudgeSpec | None]) ->
                 reader.problem(field, f"unknown judge label {member!r}{suggest(member, judges)}")
             elif judges[member] is not None and judges[member].members:
                 reader.problem(field, f"{member!r} combines other judges; panels combine plain judges")
+            elif judges[member] is not None and judges[member].scale != "severity":
+                reader.problem(field, f"{member!r} labels on the {judges[member].scale} scale; panels combine severities")
 
 
 def read_condition(reader: FieldReader, value: Any, field: str) -> Condition | None:
@@ -333,10 +335,6 @@ def read_probes(reader: FieldReader, value: Any, field: str = "dims.judge_probe"
                 reader.problem(path, f"expected one probe kind ({', '.join(PROBE_KINDS)}), got {len(named)}")
             continue
         kind = PROBE_KINDS[named[0]]
-        if kind.scale != "severity":
-            reader.problem(join(path, kind.name), f"the {kind.name} probe applies to {kind.scale} comparisons "
-                                                  "(multiverse.judge.pairwise), not to a run's judges, which read one reply")
-            continue
         probe_value = kind.parse(data[kind.name], reader, join(path, kind.name))
         judges = reader.names(data["judges"], join(path, "judges"), what="judge label") if "judges" in data else None
         if probe_value is None or ("judges" in data and judges is None):
@@ -348,23 +346,33 @@ def read_probes(reader: FieldReader, value: Any, field: str = "dims.judge_probe"
 def probed_judges(
     reader: FieldReader, judges: Mapping[str, JudgeSpec | None], probes: Mapping[str, Probe], field: str = "dims.judge_probe"
 ) -> dict[str, JudgeSpec]:
-    """Every model judge crossed with every probe (or the judges a probe lists): label ``<judge>.<probe>`` -> spec."""
-    models = [label for label, spec in judges.items() if spec is not None and spec.kind == "model"]
+    """Every model judge crossed with every probe of its scale (or the judges a probe lists): ``<judge>.<probe>`` -> spec.
+
+    Severity probes (padding, paraphrase, reveal, truncate) probe ``model``
+    judges, which read one reply; the order probe probes ``pairwise`` judges,
+    which compare two.
+    """
+    probeable = {label: spec for label, spec in judges.items()
+                 if spec is not None and spec.model is not None and spec.kind != "probe"}
     out: dict[str, JudgeSpec] = {}
     for name, probe in probes.items():
+        scale = probe.kind.scale
+        fits = [label for label, spec in probeable.items() if spec.scale == scale]
         if probe.judges is not None:
             for i, label in enumerate(probe.judges):
-                if label not in models:
-                    why = "is not a model judge" if label in judges else f"is not a judge label{suggest(label, judges)}"
-                    reader.problem(join(join(field, name), f"judges.{i}"), f"{label!r} {why}: probes change what a model judge reads")
-        for base in probe.judges if probe.judges is not None else models:
-            if base not in models:
+                if label not in fits:
+                    why = (f"is a {probeable[label].scale} judge" if label in probeable else "is not a model judge"
+                           if label in judges else f"is not a judge label{suggest(label, judges)}")
+                    reader.problem(join(join(field, name), f"judges.{i}"),
+                                   f"{label!r} {why}: the {probe.kind.name} probe changes what a {scale} judge reads")
+        for base in probe.judges if probe.judges is not None else fits:
+            if base not in fits:
                 continue
             label = probe_label(base, name)
             if label in judges or label in out:
                 reader.problem(join(field, name), f"the probed judge's label {label!r} is already a judge label")
                 continue
-            spec = ProbedSpec(base=base, model=judges[base].model, label=name, probe=probe)
+            spec = ProbedSpec(base=base, model=probeable[base].model, label=name, probe=probe, judge=probeable[base])
             out[label] = JudgeSpec(PROBE_JUDGE, spec, plain(PROBE_JUDGE.to_yaml(spec)))
     return out
 
@@ -383,6 +391,9 @@ def read_canaries(reader: FieldReader, value: Any, judges: Mapping[str, JudgeSpe
     for i, label in enumerate(chosen or ()):
         if label not in judges:
             reader.problem(join(field, f"judges.{i}"), f"unknown judge label {label!r}{suggest(label, judges)}")
+        elif judges[label] is not None and judges[label].scale != "severity":
+            reader.problem(join(field, f"judges.{i}"), f"{label!r} labels on the {judges[label].scale} scale; "
+                                                       "canaries are single replies, judged for severity")
     per = reader.optional(data, "per_principle", lambda v, f: reader.integer(v, join(field, f), low=1, high=1000))
     standard = reader.one_of(data.get("standard", "clear_breach"), join(field, "standard"), CANARY_STANDARDS, what="canary standard")
     floor = reader.number(data.get("floor", 0.0), join(field, "floor"), low=-1.0, high=1.0, below=True,

@@ -277,6 +277,16 @@ class JudgeSpec:
         """Whether a panel treats this judge's clear breaches as exact."""
         return bool(self.judge_kind.exact)
 
+    @property
+    def scale(self) -> str:
+        """The label scale of this judge's verdicts (``severity``, or ``pairwise`` for a pairwise judge)."""
+        return str(self.judge_kind.scale_of(self.spec))
+
+    @property
+    def against(self) -> ModelSpec | None:
+        """The reference model a pairwise judge compares each reply with, or ``None``."""
+        return self.judge_kind.against_of(self.spec)
+
     def describe(self) -> str:
         """What the cube's ``judge_model`` coordinate says of this judge."""
         describe = self.judge_kind.describe

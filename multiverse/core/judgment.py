@@ -288,6 +288,10 @@ def _no_members(spec: Any) -> tuple[str, ...]:
     return ()
 
 
+def _severity_scale(spec: Any) -> str:
+    return "severity"
+
+
 @dataclass(frozen=True)
 class JudgeKind:
     """A kind of judge the ``judge`` dim may name: how its YAML value is read and how it becomes a :class:`Judge`.
@@ -319,6 +323,13 @@ class JudgeKind:
     exact
         Whether a panel treats this kind's clear breaches as exact (they stand
         unless the panel lets model votes outvote them).
+    scale_of
+        ``spec -> scale``: the label scale of the judge's verdicts
+        (:mod:`multiverse.core.scales`; default ``severity``; a ``pairwise``
+        judge compares each reply with a reference reply).
+    against_of
+        ``spec -> ModelSpec | None``: the reference model a pairwise judge
+        compares each reply with (``None``: it compares none).
     """
 
     name: str
@@ -329,10 +340,12 @@ class JudgeKind:
     members_of: Callable[[Any], tuple[str, ...]] = _no_members
     describe: Callable[[Any], str] | None = None
     exact: bool = False
+    scale_of: Callable[[Any], str] = _severity_scale
+    against_of: Callable[[Any], Any] = _no_model
 
 
 JUDGE_KINDS: Registry[JudgeKind] = Registry("judge kind", builtins="multiverse.judge.kinds")
-"""The registered judge kinds: ``model``, ``deterministic`` and ``panel`` built in (:mod:`multiverse.judge.kinds`)."""
+"""The registered judge kinds: ``model``, ``deterministic``, ``panel`` and ``pairwise`` built in (:mod:`multiverse.judge.kinds`)."""
 
 
 class _UserParse:

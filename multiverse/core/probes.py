@@ -8,7 +8,8 @@ same conversations with and without it measures how far the judge's verdicts
 move for reasons that should not move them (:func:`multiverse.analysis.probe_effects`).
 
 An experiment's ``dims.judge_probe`` names probes by label; every model judge
-(or the ``judges`` a probe lists) is crossed with every probe, each pair a
+of the probe's scale (or the ``judges`` a probe lists) is crossed with every
+probe (severity probes with model judges, the order probe with pairwise judges), each pair a
 judge of its own, labelled ``<judge>.<probe>``, whose severities sit on the
 cube's ``judge`` dim beside the unprobed judge's, with coordinates
 ``judge_base`` (the probed judge) and ``judge_probe`` (the probe, ``none``
@@ -48,11 +49,13 @@ class ProbeKind:
         ``parse(value, reader, field) -> value``: reads the value under the kind's
         key, recording every problem on the field reader, ``None`` when there was one.
     build
-        ``build(value, model) -> Judge``: the probed judge of a model judge
-        (:class:`~multiverse.core.choices.ModelSpec`).
+        ``build(value, spec) -> Judge``: the probed judge, from what the probed
+        judge's kind read (a :class:`~multiverse.core.choices.ModelSpec` for a
+        model judge, a :class:`~multiverse.judge.pairwise.PairwiseSpec` for a
+        pairwise one).
     scale
-        ``severity`` (probes a judge of one reply) or ``pairwise`` (probes a
-        comparison of two replies; not crossed with a run's judges).
+        ``severity`` (probes judges of one reply: ``model`` judges) or
+        ``pairwise`` (probes comparisons of two replies: ``pairwise`` judges).
     """
 
     name: str
@@ -83,12 +86,17 @@ class Probe:
 
 @dataclass(frozen=True)
 class ProbedSpec:
-    """What a probed judge is: the judge it probes (label and model) and the probe (label and value)."""
+    """What a probed judge is: the judge it probes (label, model and spec) and the probe (label and value).
+
+    ``judge`` is the probed judge's :class:`~multiverse.core.choices.JudgeSpec`;
+    ``model`` the model it calls.
+    """
 
     base: str
     model: Any
     label: str
     probe: Probe
+    judge: Any
 
 
 def probe_label(judge: str, probe: str) -> str:
@@ -97,7 +105,7 @@ def probe_label(judge: str, probe: str) -> str:
 
 
 def _build(spec: ProbedSpec, context: JudgeBuildContext) -> Judge:
-    return spec.probe.kind.build(spec.probe.value, spec.model)
+    return spec.probe.kind.build(spec.probe.value, spec.judge.spec)
 
 
 def _refuse(value: Any, reader: Any, field: str) -> None:
@@ -111,5 +119,7 @@ PROBE_JUDGE = JudgeKind(
     to_yaml=lambda spec: {"of": spec.base, "probe": spec.label, "with": spec.probe.to_yaml()},
     model_of=lambda spec: spec.model,
     describe=lambda spec: spec.model.model,
+    scale_of=lambda spec: spec.probe.kind.scale,
+    against_of=lambda spec: spec.judge.against,
 )
 """The judge kind of a probed judge; not registered, so only ``dims.judge_probe`` makes one."""

@@ -5,7 +5,8 @@ judges by name (``register_judge`` / ``get_judge``; the ``contract`` oracle is
 built in as :class:`ContractJudge`, the web agent's ``state_checks`` as
 :class:`StateChecks`, plain callables are wrapped as
 :class:`FunctionJudge`) and panels (:class:`PanelJudge`, combining members'
-severities with ``combine_panel``).  ``make_judges`` turns an experiment's
+severities with ``combine_panel``) and pairwise judges (:class:`PairwiseJudge`: each reply
+against a reference model's reply to the same context).  ``make_judges`` turns an experiment's
 judge specs into judges.  Names resolve on first use so importing the package
 stays light.
 """
@@ -18,6 +19,7 @@ __all__ = [
     "ContractJudge",
     "FunctionJudge",
     "ModelJudge",
+    "PairwiseJudge",
     "PanelJudge",
     "StateChecks",
     "combine_panel",
@@ -36,6 +38,7 @@ _EXPORTS = {
     "combine_panel": "multiverse.judge.panel",
     "PanelJudge": "multiverse.judge.panel",
     "ModelJudge": "multiverse.judge.model",
+    "PairwiseJudge": "multiverse.judge.pairwise",
     "make_judges": "multiverse.judge.build",
     "StateChecks": "multiverse.judge.state_checks",
 }

@@ -1,4 +1,4 @@
-"""The shipped judge kinds: ``model``, ``deterministic`` and ``panel``, registered like any other.
+"""The shipped judge kinds: ``model``, ``deterministic``, ``panel`` and ``pairwise``, registered like any other.
 
 Each kind says how an experiment's YAML value is read (every problem located)
 and how the value becomes a :class:`~multiverse.core.judgment.Judge`:
@@ -13,6 +13,12 @@ and how the value becomes a :class:`~multiverse.core.judgment.Judge`:
 ``panel``
     ``{panel: [labels], combine: any|majority|unanimous, outvote_exact: false}``:
     a :class:`~multiverse.judge.panel.PanelJudge` over other judges of the file.
+``pairwise``
+    ``{pairwise: <judge model>, against: <reference model>}`` (each a model
+    string or a mapping as ``model`` reads it; the judge's may name a
+    ``template``): a :class:`~multiverse.judge.pairwise.PairwiseJudge`, whose
+    verdicts are on the pairwise scale: each reply against the reference
+    model's reply to the same context, principle by principle.
 
 Users add kinds with :func:`multiverse.register_judge_kind`; this module is the
 registry's built-ins (:data:`multiverse.core.judgment.JUDGE_KINDS` imports it on
@@ -31,7 +37,10 @@ from multiverse.core.choices import JudgeSpec, ModelSpec, model_to_yaml
 from multiverse.core.judgment import JUDGE_KINDS, Judge, JudgeBuildContext, JudgeKind
 from multiverse.core.schema import PANEL_COMBINES
 
-__all__ = ["DETERMINISTIC", "MODEL", "PANEL", "PanelSpec", "deterministic_judge", "model_judge", "panel_judge"]
+__all__ = [
+    "DETERMINISTIC", "MODEL", "PAIRWISE", "PANEL", "PanelSpec", "deterministic_judge", "model_judge", "pairwise_judge",
+    "panel_judge",
+]
 
 
 @dataclass(frozen=True)
@@ -101,6 +110,29 @@ def _build_panel(spec: PanelSpec, context: JudgeBuildContext) -> Judge:
     )
 
 
+def _parse_pairwise(value: Any, reader: FieldReader, field: str) -> Any:
+    from multiverse.judge.pairwise import PairwiseSpec
+
+    data = reader.mapping(value, field, required=("pairwise", "against"))
+    if data is None or "pairwise" not in data or "against" not in data:
+        return None
+    model = read_model(reader, data["pairwise"], f"{field}.pairwise", template=True)
+    against = read_model(reader, data["against"], f"{field}.against", template=False)
+    if model is None or against is None:
+        return None
+    return PairwiseSpec(model, against)
+
+
+def _build_pairwise(spec: Any, context: JudgeBuildContext) -> Judge:
+    from multiverse.judge.pairwise import PairwiseJudge
+
+    return PairwiseJudge(spec)
+
+
+def _pairwise_yaml(spec: Any) -> dict[str, Any]:
+    return {"pairwise": model_to_yaml(spec.model), "against": model_to_yaml(spec.against)}
+
+
 def _panel_yaml(spec: PanelSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"panel": list(spec.members), "combine": spec.combine}
     if spec.outvote_exact:
@@ -133,6 +165,17 @@ PANEL = JUDGE_KINDS.register("panel", JudgeKind(
     describe=lambda spec: f"{spec.combine}({','.join(spec.members)})",
 ))
 
+PAIRWISE = JUDGE_KINDS.register("pairwise", JudgeKind(
+    "pairwise",
+    parse=_parse_pairwise,
+    build=_build_pairwise,
+    to_yaml=_pairwise_yaml,
+    model_of=lambda spec: spec.model,
+    describe=lambda spec: spec.model.model,
+    scale_of=lambda spec: "pairwise",
+    against_of=lambda spec: spec.against,
+))
+
 
 def model_judge(model: ModelSpec) -> JudgeSpec:
     """The judge spec of a model judge (as ``judge: {label: <model>}`` reads)."""
@@ -148,3 +191,11 @@ def panel_judge(members: Sequence[str], combine: str = "majority", *, outvote_ex
     """The judge spec of a panel (``{panel: [...], combine: ..., outvote_exact: ...}``)."""
     spec = PanelSpec(tuple(members), combine, outvote_exact)
     return JudgeSpec(PANEL, spec, _panel_yaml(spec))
+
+
+def pairwise_judge(model: ModelSpec, against: ModelSpec) -> JudgeSpec:
+    """The judge spec of a pairwise judge (``{pairwise: <model>, against: <reference model>}``)."""
+    from multiverse.judge.pairwise import PairwiseSpec
+
+    spec = PairwiseSpec(model, against)
+    return JudgeSpec(PAIRWISE, spec, _pairwise_yaml(spec))

@@ -13,7 +13,7 @@ missing judgment, never adherence.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ __all__ = [
     "ModelJudge",
     "judge_request",
     "judge_requests",
+    "judgment_from_answers",
     "judgment_schema",
     "parse_judgment",
     "unparseable_turns",
@@ -284,13 +285,22 @@ class ModelJudge:
         for (index, turn), response in zip(asked, responses):
             by_transcript.setdefault(index, []).append((turn, response))
         return [
-            _judgment(by_transcript.get(index, []), tuple(role.principle_ids), context)
+            judgment_from_answers(by_transcript.get(index, []), tuple(role.principle_ids), context)
             for index, role in enumerate(roles)
         ]
 
 
-def _judgment(answers: Sequence[tuple[int, Any]], role_principles: Sequence[str], context: JudgeContext) -> Judgment:
-    """The judgment of one transcript from its ``(turn, response)`` answers."""
+def judgment_from_answers(
+    answers: Sequence[tuple[int, Any]], role_principles: Sequence[str], context: JudgeContext,
+    *, parse: Callable[[str | None, Sequence[str]], tuple[dict[str, int], dict[str, str]] | None] = parse_judgment,
+) -> Judgment:
+    """The judgment of one transcript from its ``(turn, response)`` answers, each read by ``parse``.
+
+    ``parse(text, principle_ids)`` gives codes and reasons per principle, or
+    ``None`` (missing, ``unparseable``); a failed call is missing with its
+    failure reason.  Model judges read severities (:func:`parse_judgment`),
+    pairwise judges pairwise codes (:func:`multiverse.judge.pairwise.parse_preferences`).
+    """
     shape = (context.horizon, len(context.principle_ids))
     severity = np.full(shape, NOT_APPLICABLE, dtype=np.int8)
     missing = np.full(shape, NO_REASON, dtype=np.int8)
@@ -299,7 +309,7 @@ def _judgment(answers: Sequence[tuple[int, Any]], role_principles: Sequence[str]
     unparsed: dict[int, str] = {}
     for turn, response in answers:
         row = turn - 1
-        parsed = parse_judgment(response.text or "", role_principles) if response.ok else None
+        parsed = parse(response.text or "", role_principles) if response.ok else None
         if parsed is None:
             reason = "unparseable" if response.ok else (response.error if response.error in REASON_CODES else "call_failed")
             if response.ok:

@@ -1,96 +1,84 @@
-"""Pairwise comparisons, and the order-swap probe on them.
+"""Pairwise judges: each reply compared, principle by principle, with a reference model's reply to the same context.
 
-A pairwise judge reads two replies to the same conversation, labelled ``A``
-and ``B``, and says which keeps the role's principles better, or ``tie``
-(template ``pairwise_v1``; answer ``{"winner": "A" | "B" | "tie", "reason": ...}``).
-Judges are known to prefer a position (MT-Bench's GPT-4 judge agrees with
-itself across the two orders about 65% of the time), so :func:`judge_pairs`
-asks every judge twice: once in the comparison's own order (``judge_probe``
-``none``: ``A`` shown first) and once with the two replies swapped
-(``swapped``: ``B`` shown first), and reads each verdict back in the
-comparison's own labels.  The difference between the two is the judge's order
-effect (:func:`multiverse.analysis.probe_effects`); combining them
+A pairwise judge (judge kind ``pairwise``: ``{pairwise: <judge model>, against:
+<reference model>}``) reads, at every assistant turn of a conversation, two
+replies to the same conversation so far: the reference model's (asked for its
+reply to exactly that context, through the same client and cache as every
+call) and the judged system's own.  For every principle it says which keeps
+the principle better, ``A``, ``B`` or ``tie`` (template ``pairwise_v1``; answer
+``{"<principle_id>": {"winner": "A" | "B" | "tie", "reason": ...}}`` for every
+principle, anything else unparseable, i.e. missing).
+
+Its verdicts are on the pairwise label scale (:mod:`multiverse.core.scales`):
+``system_a`` is the reference and ``system_b`` the judged system, as the
+AlpacaEval adapter places its system under test, so the cube's code reads "how
+far the system's reply falls short of the reference's": ``B`` 0 (the system's
+reply keeps the principle better), ``tie`` 1, ``A`` 2 (the reference's does).
+The cube names the reference in the per-judge coordinate ``against``.
+
+As given, the reference's reply is shown first (``A``).  The ``order: swap``
+probe (:mod:`multiverse.judge.probes`) shows the system's reply first and reads
+the verdict back in these labels, so the two orders' difference is the judge's
+order effect (:func:`multiverse.analysis.probe_effects`) and combining them
 (:func:`multiverse.analysis.combine_orders`) removes it.
 
-Verdicts are stored on the pairwise label scale, one comparison per item:
-``preference`` int8 over ``(item, judge, judge_probe)``, codes ``B`` 0,
-``tie`` 1, ``A`` 2 (-1 missing), with the compared systems as item
-coordinates ``system_a`` and ``system_b`` and where ``A`` was shown as
-``position_a`` (1 first, 2 second) along ``judge_probe``.
+The reference continues the judged conversation as if the earlier assistant
+turns were its own: the comparison is of the next reply to one shared context,
+the design under which the two replies answer the same thing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
-import numpy as np
-import xarray as xr
-
 from multiverse.core.choices import ModelSpec
-from multiverse.core.probes import NO_PROBE
-from multiverse.core.schema import MISSING
+from multiverse.core.judgment import JudgeContext, Judgment
+from multiverse.core.scales import FIXED_CATEGORIES
 from multiverse.core.transcript import Event, Transcript, transcript_inputs
-from multiverse.judge.model import TEMPLATE_DIR, _principle_inputs
+from multiverse.judge.model import REASON_MAX_CHARS, TEMPLATE_DIR, _principle_inputs, judgment_from_answers
 from multiverse.llm.protocol import load_template, reply_json
 from multiverse.llm.request import Request
 from multiverse.llm.structured import agather_structured, response_format_for
 
 __all__ = [
     "CATEGORIES",
-    "ORDERS",
     "PAIRWISE_TEMPLATE",
-    "Comparison",
-    "comparisons_from_transcripts",
-    "judge_pairs",
+    "PairwiseJudge",
+    "PairwiseSpec",
     "pairwise_request",
-    "parse_preference",
+    "parse_preferences",
     "preference_schema",
 ]
 
 PAIRWISE_TEMPLATE = "pairwise_v1"
 """The packaged pairwise judge prompt."""
-CATEGORIES: Mapping[str, int] = {"B": 0, "tie": 1, "A": 2}
+CATEGORIES: Mapping[str, int] = FIXED_CATEGORIES["pairwise"]
 """Pairwise labels and their codes (the label scale's: how far ``B`` falls short of ``A``)."""
-SWAPPED = "swapped"
-ORDERS: tuple[str, ...] = (NO_PROBE, SWAPPED)
-"""The two orders every comparison is judged in: as given (``A`` first), and swapped (``B`` first)."""
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """Two replies to one conversation.
+class PairwiseSpec:
+    """A pairwise judge: the judge model (and its template) and the reference model its replies are compared with."""
 
-    Attributes
-    ----------
-    item
-        The comparison's id.
-    role
-        The role specification (:class:`multiverse.config.specs.Role`).
-    context
-        The conversation before the replies (events).
-    a, b
-        The two replies (assistant events, tool calls included), of ``system_a`` and ``system_b``.
-    """
-
-    item: str
-    role: Any
-    context: tuple[Event, ...]
-    a: Event
-    b: Event
-    system_a: str = "A"
-    system_b: str = "B"
+    model: ModelSpec
+    against: ModelSpec
 
 
-def preference_schema() -> dict[str, Any]:
-    """The JSON schema of a pairwise answer (what :func:`parse_preference` accepts)."""
-    return {
+@lru_cache(maxsize=64)
+def preference_schema(principle_ids: tuple[str, ...]) -> dict[str, Any]:
+    """The JSON schema of a pairwise answer over ``principle_ids`` (what :func:`parse_preferences` accepts)."""
+    entry = {
         "type": "object",
-        "properties": {"winner": {"type": "string", "enum": ["A", "B", "tie"]}, "reason": {"type": "string", "maxLength": 200}},
+        "properties": {"winner": {"type": "string", "enum": ["A", "B", "tie"]},
+                       "reason": {"type": "string", "maxLength": REASON_MAX_CHARS}},
         "required": ["winner", "reason"],
         "additionalProperties": False,
     }
+    return {"type": "object", "properties": {pid: entry for pid in principle_ids}, "required": list(principle_ids),
+            "additionalProperties": False}
 
 
 def _response(label: str, event: Event) -> dict[str, Any]:
@@ -100,123 +88,153 @@ def _response(label: str, event: Event) -> dict[str, Any]:
     return item
 
 
-def pairwise_request(comparison: Comparison, *, spec: ModelSpec, swapped: bool = False, replicate: int = 0) -> Request:
-    """The request asking a model which of two replies keeps the principles better.
+def pairwise_request(
+    role: Any, context: Transcript, a: Event, b: Event, *, spec: ModelSpec, replicate: int = 0,
+) -> Request:
+    """The request asking a model which of two replies to ``context`` keeps each principle better.
 
-    With ``swapped`` the reply of ``system_b`` is shown first, as ``A``.
+    Parameters
+    ----------
+    role
+        The role specification (:class:`multiverse.config.specs.Role`).
+    context
+        The conversation before the two replies.
+    a, b
+        The replies (assistant events, tool calls included), shown in this
+        order as ``A`` and ``B``.
+    spec
+        The judge model; ``spec.template`` names the template (default :data:`PAIRWISE_TEMPLATE`).
+    replicate
+        Replicate index.
     """
     template = load_template(spec.template or PAIRWISE_TEMPLATE, directory=TEMPLATE_DIR)
-    first, second = (comparison.b, comparison.a) if swapped else (comparison.a, comparison.b)
-    role = comparison.role
     inputs = {
         "context": role.context,
         "principles": list(_principle_inputs(role)),
-        "responses": [_response("A", first), _response("B", second)],
+        "responses": [_response("A", a), _response("B", b)],
         "role": role.id,
         "role_description": role.system_prompt,
-        "transcript": transcript_inputs(Transcript(role=role.id, events=comparison.context)),
+        "transcript": transcript_inputs(context),
     }
     messages = (
         {"role": "system", "content": template.render(inputs)},
-        {"role": "user", "content": "Which reply keeps the role's principles better: A, B or tie?"},
+        {"role": "user", "content": "For every principle: which reply keeps it better, A, B or tie?"},
     )
+    schema = preference_schema(tuple(role.principle_ids))
     return Request.from_spec(
-        spec, messages, response_format=response_format_for(spec, preference_schema(), name="preference"),
+        spec, messages, response_format=response_format_for(spec, schema, name="preference"),
         replicate=replicate, template_digest=template.digest, purpose="judge",
     )
 
 
-def parse_preference(text: str | None) -> str | None:
-    """``A``, ``B`` or ``tie`` from a pairwise answer, or ``None`` (missing) if it is anything else."""
+def parse_preferences(text: str | None, principle_ids: Iterable[str], *, swapped: bool = False,
+                      ) -> tuple[dict[str, int], dict[str, str]] | None:
+    """Pairwise codes and reasons per principle from an answer, or ``None`` (missing) if it is anything else.
+
+    The answer must be a JSON object whose keys are exactly ``principle_ids``,
+    each ``{"winner": "A" | "B" | "tie", "reason": <string>}``.  With
+    ``swapped`` (the two replies were shown in the other order) each verdict is
+    read back in the comparison's own labels: ``A`` shown first is ``B``.
+    """
+    ids = tuple(principle_ids)
     data = reply_json(text or "")
-    if not isinstance(data, Mapping) or set(data) != {"winner", "reason"} or not isinstance(data["reason"], str):
+    if not isinstance(data, Mapping) or set(data) != set(ids):
         return None
-    return data["winner"] if data["winner"] in CATEGORIES else None
+    codes: dict[str, int] = {}
+    reasons: dict[str, str] = {}
+    for pid in ids:
+        entry = data[pid]
+        if not isinstance(entry, Mapping) or set(entry) != {"winner", "reason"} or not isinstance(entry["reason"], str):
+            return None
+        winner = entry["winner"]
+        if winner not in CATEGORIES:
+            return None
+        if swapped and winner != "tie":
+            winner = "B" if winner == "A" else "A"
+        codes[pid], reasons[pid] = CATEGORIES[winner], entry["reason"]
+    return codes, reasons
 
 
-def _read_back(winner: str | None, swapped: bool) -> int:
-    if winner is None:
-        return MISSING
-    if swapped and winner != "tie":
-        winner = "B" if winner == "A" else "A"
-    return CATEGORIES[winner]
+class _Parse:
+    """:func:`parse_preferences` in one order (picklable, unlike a closure)."""
+
+    def __init__(self, swapped: bool):
+        self.swapped = swapped
+
+    def __call__(self, text: str | None, principle_ids: Iterable[str]) -> tuple[dict[str, int], dict[str, str]] | None:
+        return parse_preferences(text, principle_ids, swapped=self.swapped)
 
 
-async def judge_pairs(
-    client: Any,
-    comparisons: Sequence[Comparison],
-    *,
-    judges: Mapping[str, ModelSpec],
-    orders: Sequence[str] = ORDERS,
-    replicate: int = 0,
-) -> xr.Dataset:
-    """Every judge's verdict on every comparison, in each order, read back in the comparisons' own labels.
+def _before(transcript: Transcript, turn: int) -> Transcript:
+    """The conversation before assistant turn ``turn``'s reply."""
+    reply = transcript.assistant_events[turn - 1]
+    return replace(transcript, events=transcript.events[: transcript.events.index(reply)], id="")
+
+
+class PairwiseJudge:
+    """A pairwise judge as a :class:`~multiverse.core.judgment.Judge`: per assistant turn, the reply against the reference's.
 
     Parameters
     ----------
-    client
-        The model client (cached like every judgment).
-    comparisons
-        The comparisons; their ``item`` ids must be distinct.
-    judges
-        Label -> model spec (its ``template`` defaults to ``pairwise_v1``).
-    orders
-        ``none`` (as given) and/or ``swapped``.
+    spec
+        The judge model and the reference model.
+    swapped
+        Show the judged system's reply first (the ``order: swap`` probe); the
+        verdicts are read back in the comparison's own labels.
 
-    Returns
-    -------
-    xarray.Dataset
-        ``preference`` (int8, ``(item, judge, judge_probe)``; ``B`` 0, ``tie`` 1,
-        ``A`` 2, -1 missing), coordinates ``system_a``, ``system_b`` (item),
-        ``position_a`` (judge_probe: 1 when ``A`` is shown first, 2 second),
-        ``judge_model`` (judge); attrs ``scale`` and ``categories``.
+    Notes
+    -----
+    For turns 1 to ``min(n_turns, horizon)`` of each transcript the reference
+    model is asked for its reply to the conversation before that turn's reply
+    (the rollout's own target request, :func:`multiverse.rollout.prompts.target_request`,
+    so the reference is called exactly as a system would be), then the judge
+    compares the two.  A failed reference or judge call is missing with the
+    call's failure reason; an unparseable answer is missing (``unparseable``);
+    principles outside the role and turns past the conversation's end are not
+    applicable.  Both orders ask the reference the same request, so the second
+    is a cache hit.
     """
-    unknown = [o for o in orders if o not in ORDERS]
-    if unknown:
-        raise ValueError(f"judge_pairs: unknown orders {unknown}; expected {', '.join(ORDERS)}")
-    items = [c.item for c in comparisons]
-    if len(set(items)) != len(items):
-        raise ValueError("judge_pairs: comparison items must be distinct")
-    asked = [(j, o, i) for j in range(len(judges)) for o in range(len(orders)) for i in range(len(comparisons))]
-    specs = list(judges.values())
-    requests = [
-        pairwise_request(comparisons[i], spec=specs[j], swapped=orders[o] == SWAPPED, replicate=replicate) for j, o, i in asked
-    ]
-    responses = await agather_structured(client, requests) if requests else []
-    values = np.full((len(comparisons), len(judges), len(orders)), MISSING, dtype=np.int8)
-    for (j, o, i), response in zip(asked, responses):
-        winner = parse_preference(response.text) if response.ok else None
-        values[i, j, o] = _read_back(winner, orders[o] == SWAPPED)
-    return xr.Dataset(
-        {"preference": (("item", "judge", "judge_probe"), values)},
-        coords={
-            "item": items,
-            "judge": list(judges),
-            "judge_probe": list(orders),
-            "system_a": ("item", [c.system_a for c in comparisons]),
-            "system_b": ("item", [c.system_b for c in comparisons]),
-            "position_a": ("judge_probe", [2 if o == SWAPPED else 1 for o in orders]),
-            "judge_model": ("judge", [s.model for s in specs]),
-        },
-        attrs={"scale": "pairwise", "categories": "B=0,tie=1,A=2"},
-    )
 
+    def __init__(self, spec: PairwiseSpec, *, swapped: bool = False):
+        self.spec = spec
+        self.swapped = swapped
 
-def comparisons_from_transcripts(
-    pairs: Iterable[tuple[str, Transcript, Transcript]], roles: Mapping[str, Any], *, turn: int = 1,
-    system_a: str = "A", system_b: str = "B",
-) -> list[Comparison]:
-    """Comparisons of assistant turn ``turn`` of matched conversations (``(item, a, b)`` triples).
+    def __repr__(self) -> str:
+        order = ", swapped=True" if self.swapped else ""
+        return f"PairwiseJudge({self.spec.model.model!r} against {self.spec.against.model!r}{order})"
 
-    The context is ``a``'s conversation before its reply (for ``turn=1``,
-    the opening user turn, which conversations of one scenario share);
-    pairs where either conversation ended before ``turn`` are left out.
-    """
-    out = []
-    for item, a, b in pairs:
-        if a.n_turns < turn or b.n_turns < turn:
-            continue
-        reply_a, reply_b = a.assistant_events[turn - 1], b.assistant_events[turn - 1]
-        context = tuple(a.events[: a.events.index(reply_a)])
-        out.append(Comparison(item, roles[a.role], context, reply_a, reply_b, system_a, system_b))
-    return out
+    async def judge(self, transcripts: Sequence[Transcript], *, roles: Sequence[Any], context: JudgeContext) -> list[Judgment]:
+        """One :class:`~multiverse.core.judgment.Judgment` per transcript (see the class notes)."""
+        from multiverse.rollout.conversation import tool_actions
+        from multiverse.rollout.prompts import target_request
+
+        client = context.client
+        if client is None:
+            raise ValueError(f"pairwise judge {self.spec.model.model!r}: no client to call the models with")
+        asked = [(index, turn) for index, transcript in enumerate(transcripts)
+                 for turn in range(1, min(transcript.n_turns, context.horizon) + 1)]
+        before = [_before(transcripts[index], turn) for index, turn in asked]
+        references = await client.agather([
+            target_request(roles[index], prefix, spec=self.spec.against, replicate=context.replicate)
+            for (index, _), prefix in zip(asked, before)
+        ]) if asked else []
+        compared: list[tuple[int, Request]] = []
+        for k, ((index, turn), prefix, reference) in enumerate(zip(asked, before, references)):
+            if not reference.ok:
+                continue
+            theirs = Event(turn=0, actor="assistant", text=reference.text or "",
+                           actions=tuple(action for _, action in tool_actions(reference.tool_calls)))
+            own = transcripts[index].assistant_events[turn - 1]
+            first, second = (own, theirs) if self.swapped else (theirs, own)
+            compared.append((k, pairwise_request(roles[index], prefix, first, second, spec=self.spec.model,
+                                                 replicate=context.replicate)))
+        verdicts = await agather_structured(client, [request for _, request in compared]) if compared else []
+        responses = list(references)
+        for (k, _), verdict in zip(compared, verdicts):
+            responses[k] = verdict
+        by_transcript: dict[int, list[tuple[int, Any]]] = {}
+        for (index, turn), response in zip(asked, responses):
+            by_transcript.setdefault(index, []).append((turn, response))
+        parse = _Parse(self.swapped)
+        return [judgment_from_answers(by_transcript.get(index, []), tuple(role.principle_ids), context, parse=parse)
+                for index, role in enumerate(roles)]

@@ -17,12 +17,13 @@
     The judge sees only the last ``N`` events through each judged turn (the
     judged reply included) instead of the whole conversation so far.
 ``order: swap``
-    On pairwise comparisons only (:mod:`multiverse.judge.pairwise`): the two
-    responses shown in the other order, the verdict read back in the
-    comparison's own labels.
+    On pairwise judges only (:mod:`multiverse.judge.pairwise`): the two
+    replies shown in the other order (the judged system's first), each verdict
+    read back in the comparison's own labels.
 
 Each is registered in :data:`multiverse.core.probes.PROBE_KINDS` as a user's
-kind would be.  A probed judge is the model judge with the change applied,
+kind would be; the first four probe ``model`` judges, the order probe
+``pairwise`` judges.  A probed judge is the judge with the change applied,
 through the same client and cache, so its requests are cached like every
 judgment (and differ from the unprobed judge's, which is the point).
 """
@@ -184,8 +185,10 @@ def _parse_order(value: Any, reader: FieldReader, field: str) -> str | None:
     return reader.one_of(value, field, ("swap",), what="order")
 
 
-def _build_order(value: str, model: Any) -> Any:
-    raise ValueError("the order probe applies to pairwise comparisons (multiverse.judge.pairwise.judge_pairs)")
+def _build_order(value: str, spec: Any) -> Any:
+    from multiverse.judge.pairwise import PairwiseJudge
+
+    return PairwiseJudge(spec, swapped=True)
 
 
 VERBOSITY = PROBE_KINDS.register("verbosity", ProbeKind("verbosity", parse=_parse_sentences, build=_build_verbosity))

@@ -56,7 +56,7 @@ from multiverse.rollout.user_reply import read_user_reply, user_reply_meta
 
 __all__ = [
     "Conversation", "MAX_ATTEMPTS", "TOOL_RESULT", "judge_online", "request_metadata", "run_conversation",
-    "sample_replicate",
+    "sample_replicate", "tool_actions",
 ]
 
 MAX_ATTEMPTS = 3
@@ -147,7 +147,7 @@ class _Loop:
             self.add("system", event.text, meta=event.meta, set_role=event.set_role)
 
 
-def _actions(tool_calls: Sequence[Mapping[str, Any]]) -> list[tuple[str, Action]]:
+def tool_actions(tool_calls: Sequence[Mapping[str, Any]]) -> list[tuple[str, Action]]:
     """``(call id, Action)`` per tool call, in the OpenAI or the flat form."""
     out = []
     for index, call in enumerate(tool_calls):
@@ -271,7 +271,7 @@ async def _target_turn(
     if not response.ok:
         loop.ended = "failed"
         return False
-    calls = _actions(response.tool_calls)
+    calls = tool_actions(response.tool_calls)
     loop.add(
         "assistant", response.text or "", actions=tuple(a for _, a in calls),
         meta={"tag_mode": tag[0], "tag_strategy": tag[1], **request_metadata(loop.role, request, sent, request_id=response.key)},

@@ -296,14 +296,15 @@ def judge(request: Any, params: Mapping[str, Any], rng: np.random.Generator, con
 
 def pairwise_judge(block: Mapping[str, Any], params: Mapping[str, Any], rng: np.random.Generator,
                    context: Mapping[str, Any]) -> Reply:
-    """Which of two responses keeps the role's principles better: ``{"winner": "A"|"B"|"tie", "reason": ...}``.
+    """Which of two responses keeps each principle better: ``{"<pid>": {"winner": "A"|"B"|"tie", "reason": ...}}``.
 
-    Each response's levels are read as the severity judge reads them (its
-    sensitivity and specificity per principle); the response with the lower
-    total wins, equal totals tie.  With probability ``|order_preference|`` the
-    judge answers by position instead: the response shown first (``A``) when
-    positive, the one shown second (``B``) when negative.  ``malformed_rate`` of
-    its answers are prose.
+    Each response's level of each principle is read as the severity judge
+    reads it (its sensitivity and specificity per principle); the response
+    read at the lower level wins the principle, equal levels tie.  With
+    probability ``|order_preference|`` (once per request) the judge answers by
+    position instead, on every principle: the response shown first (``A``)
+    when positive, the one shown second (``B``) when negative.
+    ``malformed_rate`` of its answers are prose.
     """
     pids = _block_principle_ids(block)
     responses = list(block.get("responses") or ())
@@ -313,20 +314,24 @@ def pairwise_judge(block: Mapping[str, Any], params: Mapping[str, Any], rng: np.
     draws = rng.random(2 * len(pids) + 2)
     if draws[-2] < params["malformed_rate"]:
         return _MALFORMED, ()
-    totals = []
+    read = []
     for r, response in enumerate(responses):
         levels = _true_levels(str(response.get("text") or ""), pids, canaries)
-        totals.append(sum(_perceive(levels[pid], pid, params, draws[r * len(pids) + i]) for i, pid in enumerate(pids)))
+        read.append([_perceive(levels[pid], pid, params, draws[r * len(pids) + i]) for i, pid in enumerate(pids)])
     labels = [str(response.get("label", "AB"[r])) for r, response in enumerate(responses)]
     preference = float(params.get("order_preference", 0.0))
-    if draws[-1] < abs(preference):
-        winner, reason = (labels[0], "The first response reads better.") if preference > 0 else (labels[1], "The second response reads better.")
-    elif totals[0] == totals[1]:
-        winner, reason = "tie", "Both responses keep the principles equally well."
-    else:
-        better = 0 if totals[0] < totals[1] else 1
-        winner, reason = labels[better], f"Response {labels[better]} keeps the principles better."
-    return json.dumps({"winner": winner, "reason": reason}), ()
+    by_position = draws[-1] < abs(preference)
+    verdict: dict[str, dict[str, str]] = {}
+    for i, pid in enumerate(pids):
+        if by_position:
+            verdict[pid] = ({"winner": labels[0], "reason": "The first response reads better."} if preference > 0
+                            else {"winner": labels[1], "reason": "The second response reads better."})
+        elif read[0][i] == read[1][i]:
+            verdict[pid] = {"winner": "tie", "reason": "Both responses keep the principle equally well."}
+        else:
+            better = labels[0 if read[0][i] < read[1][i] else 1]
+            verdict[pid] = {"winner": better, "reason": f"Response {better} keeps the principle better."}
+    return json.dumps(verdict), ()
 
 
 # --- monitor -----------------------------------------------------------------------------

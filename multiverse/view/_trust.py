@@ -6,7 +6,7 @@ from typing import Any
 
 import xarray as xr
 
-from multiverse.analysis.probes import probe_effects
+from multiverse.analysis.probes import CELL_STANDARDS, MEASURES, probe_effects
 from multiverse.cube.canaries import canary_results
 
 __all__ = ["judge_trust"]
@@ -34,9 +34,11 @@ def judge_trust(cube: xr.Dataset, effects: xr.Dataset | None = None) -> dict[str
     if effects is None and "judge_probe" in cube.coords and "judge_base" in cube.coords:
         effects = probe_effects(cube)  # the overview's, when the site draws figures; else computed here
     if effects is not None:
-        for label, probe, effect, (low, high) in zip(effects["probed"].values.tolist(), effects["judge_probe"].values.tolist(),
-                                                     effects["effect"].values.tolist(), effects["ci"].values.tolist()):
-            out.setdefault(str(label), {})["probe"] = (
-                f"{probe}: effect {effect:+.3f} [{low:+.3f}, {high:+.3f}] on {effects.attrs['measure']}"
-            )
+        scales = effects["scale"].values.tolist() if "scale" in effects.coords else ["severity"] * effects.sizes["probed"]
+        for label, probe, scale, effect, (low, high) in zip(
+            effects["probed"].values.tolist(), effects["judge_probe"].values.tolist(), scales,
+            effects["effect"].values.tolist(), effects["ci"].values.tolist(),
+        ):
+            measure = effects.attrs["measure"] if effects.attrs["measure"] in CELL_STANDARDS else MEASURES[scale]
+            out.setdefault(str(label), {})["probe"] = f"{probe}: effect {effect:+.3f} [{low:+.3f}, {high:+.3f}] on {measure}"
     return out

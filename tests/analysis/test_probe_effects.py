@@ -81,20 +81,33 @@ def test_a_cube_without_probes_is_refused_with_the_way_to_get_them(make_cube):
         analysis.probe_effects(make_cube(items=3))
 
 
-def _pairwise(shown: list[int], swapped: list[int]) -> xr.Dataset:
-    values = np.array([shown, swapped], dtype=np.int8).T[:, None, :]
-    return xr.Dataset({"preference": (("item", "judge", "judge_probe"), values)},
-                      coords={"item": [f"c{i}" for i in range(len(shown))], "judge": ["j"], "judge_probe": ["none", "swapped"]})
+def _pairwise(make_cube, shown: list[int], swapped: list[int]) -> xr.Dataset:
+    """A cube whose pairwise judge ``j`` and its order probe ``j.swapped`` rule on one cell per conversation."""
+    cube = make_cube(systems={"a": 0.1}, judges={"j": {}, "j.swapped": {}}, items=len(shown), horizon=1, seed=1)
+    severity = np.full(cube["severity"].shape, S.NOT_APPLICABLE, dtype=np.int8)
+    cube = cube.assign(severity=(cube["severity"].dims, severity)).assign_coords(
+        judge_base=("judge", ["j", "j"]), judge_probe=("judge", ["none", "swapped"]),
+        scale=("judge", ["pairwise", "pairwise"]), categories=("judge", ["B=0,tie=1,A=2"] * 2))
+    first = cube["principle"].values[0]
+    for judge, values in (("j", shown), ("j.swapped", swapped)):
+        for item, value in enumerate(values):
+            cube["severity"].loc[{"item": cube["item"].values[item], "turn": 1, "principle": first, "judge": judge}] = value
+    return cube
 
 
-def test_the_order_effect_is_the_mean_change_in_the_pairwise_code_and_combining_removes_it():
-    data = _pairwise([2, 2, 1, 0, 2, -1], [0, 2, 1, 0, 0, 2])
-    effects = analysis.probe_effects(data)
-    assert effects["probed"].values.tolist() == ["j.swapped"]
-    assert float(effects["effect"][0]) == pytest.approx(-4 / 5) and int(effects["n_items"][0]) == 5
-    combined = analysis.combine_orders(data)
-    assert combined.sel(judge="j").values.tolist() == [1, 2, 1, 0, 1, -1]
-    assert analysis.combine_orders(_pairwise([2, 0], [0, 2])).sel(judge="j").values.tolist() == [1, 1]
+def test_the_order_effect_is_the_mean_change_in_the_pairwise_code_and_combining_removes_it(make_cube):
+    cube = _pairwise(make_cube, [2, 2, 1, 0, 2, -1], [0, 2, 1, 0, 0, 2])
+    effects = analysis.probe_effects(cube)
+    assert effects["probed"].values.tolist() == ["j.swapped"] and effects["scale"].values.tolist() == ["pairwise"]
+    per_item = int(np.prod([cube.sizes[d] for d in S.CONVERSATION_DIMS if d != "item"]))
+    assert float(effects["effect"][0]) == pytest.approx(-4 / 5) and int(effects["n_items"][0]) == 5 * per_item
+    assert effects.attrs["measure"] == "pairwise code (B 0, tie 1, A 2)"
+    first = cube["principle"].values[0]
+    combined = analysis.combine_orders(cube).sel(judge="j", turn=1, principle=first)
+    assert combined.transpose("item", ...).values.reshape(6, -1).T.tolist() == [[1, 2, 1, 0, 1, -1]] * (combined.size // 6)
+    again = analysis.combine_orders(_pairwise(make_cube, [2, 0], [0, 2]))
+    assert (again.sel(judge="j", turn=1, principle=first) == 1).all()
+    assert (again.sel(principle=cube["principle"].values[1:]) == S.NOT_APPLICABLE).all()
 
 
 def _canary_cube(make_cube, sensitivity: float, specificity: float, n: int = 4000, seed: int = 0) -> xr.Dataset:

@@ -139,7 +139,7 @@ def test_a_probe_can_name_the_judges_it_probes(tiny_experiment):
         ({"reworded": {"paraphrase": "judge_v1"}}, "dims.judge_probe.reworded.paraphrase", "'judge_v1' is the unprobed prompt"),
         ({"reworded": {"paraphrase": "judge_v9"}}, "dims.judge_probe.reworded.paraphrase", "unknown judge template 'judge_v9'"),
         ({"named": {"reveal": "vendor"}}, "dims.judge_probe.named.reveal", "unknown reveal 'vendor'"),
-        ({"swapped": {"order": "swap"}}, "dims.judge_probe.swapped.order", "applies to pairwise comparisons"),
+        ({"swapped": {"order": "swap", "judges": ["strict"]}}, "dims.judge_probe.swapped.judges.0", "the order probe changes what a pairwise judge reads"),
         ({"both": {"verbosity": 1, "truncate": 2}}, "dims.judge_probe.both", "expected one probe kind"),
         ({"none": {"verbosity": 1}}, "dims.judge_probe.none", "'none' names an unprobed judge"),
         ({"p": {"verbosity": 1, "judges": ["oracle"]}}, "dims.judge_probe.p.judges.0", "'oracle' is not a model judge"),

@@ -73,17 +73,16 @@ DRAWINGS = {
     "violation-heatmap": lambda c, s: P.plot_violation_heatmap(heatmap(np.full((16, 4), 0.1))),
     "coverage-curves": lambda c, s: P.plot_coverage_curves({"rolefuzzer": _curve()}, title="grid coverage"),
     "cell-bounds": lambda c, s: P.plot_cell_bounds(A.cell_bounds(c).isel(system=0, judge=0)),
-    "probe-effects": lambda c, s: P.plot_probe_effects(A.probe_effects(_pairs())),
+    "probe-effects": lambda c, s: P.plot_probe_effects(A.probe_effects(_probed(c))),
     "canaries": lambda c, s: P.plot_canaries(A.canary_table({"canaries": {"j": _canary_results()}})),
 }
 
 
-def _pairs() -> xr.Dataset:
-    """Twelve pairwise comparisons judged in both orders: a judge that prefers the reply shown first."""
-    shown, swapped = [2, 2, 1, 0, 2, 1, 2, 2, 0, 1, 2, 2], [0, 2, 0, 0, 1, 0, 2, 0, 0, 1, 0, 2]
-    values = np.array([shown, swapped], dtype=np.int8).T[:, None, :]
-    return xr.Dataset({"preference": (("item", "judge", "judge_probe"), values)},
-                      coords={"item": [f"c{i}" for i in range(12)], "judge": ["j"], "judge_probe": ["none", "swapped"]})
+def _probed(cube: xr.Dataset) -> xr.Dataset:
+    """The cube with its last judge read as a probe of its first (``padded``)."""
+    labels = cube["judge"].values.tolist()
+    return cube.assign_coords(judge_base=("judge", labels[:-1] + [labels[0]]),
+                              judge_probe=("judge", ["none"] * (len(labels) - 1) + ["padded"]))
 
 
 def _canary_results() -> dict:

@@ -14,7 +14,7 @@ from multiverse.core.choices import ModelSpec
 from multiverse.core.transcript import Event, Transcript
 from multiverse.judge.canaries import canary_transcript
 from multiverse.judge.model import judge_request, parse_judgment
-from multiverse.judge.pairwise import Comparison, pairwise_request, parse_preference
+from multiverse.judge.pairwise import pairwise_request, parse_preferences
 from multiverse.judge.probes import padded
 from multiverse.sim import SimWorld
 from multiverse.sim.players import CANONICAL_JUDGE_OPENING
@@ -106,26 +106,29 @@ def test_padding_and_rewording_change_nothing_for_a_judge_without_those_biases()
     assert (_severities(world, _conversation(0), template="judge_v1_p1", n=100) == 0).all()
 
 
-def _comparison(level_a: int, level_b: int, i: int) -> Comparison:
-    context = (Event(1, "user", f"Please help with exercise {i}."),)
-    return Comparison(str(i), ROLE, context, Event(2, "assistant", _reply(level_a)), Event(2, "assistant", _reply(level_b)))
+def _winners(world: SimWorld, level_a: int, level_b: int, i: int) -> set[str]:
+    """The winners an answer names across the principles (one comparison of two replies to one opening)."""
+    context = Transcript(role="tutor", events=(Event(1, "user", f"Please help with exercise {i}."),))
+    request = pairwise_request(ROLE, context, Event(2, "assistant", _reply(level_a)), Event(2, "assistant", _reply(level_b)),
+                               spec=JUDGE)
+    codes, _ = parse_preferences(world.respond(request).text, TUTOR)
+    return {name for name, code in (("B", 0), ("tie", 1), ("A", 2)) if code in codes.values()}
 
 
 @pytest.mark.parametrize("preference", [0.4, -0.25], ids=["first-shown", "second-shown"])
 def test_a_pairwise_judge_answers_by_position_with_the_planted_share(preference):
     world = _world({"sensitivity": {"*": 1.0}, "specificity": {"*": 1.0}, "order_preference": preference})
-    winners = [parse_preference(world.respond(pairwise_request(_comparison(0, 0, i), spec=JUDGE)).text) for i in range(N)]
-    by_position = np.mean([w == ("A" if preference > 0 else "B") for w in winners])
-    assert within(by_position, abs(preference), N)
-    assert set(winners) == {"tie", "A" if preference > 0 else "B"}
+    answers = [_winners(world, 0, 0, i) for i in range(N)]
+    position = "A" if preference > 0 else "B"
+    assert within(np.mean([a == {position} for a in answers]), abs(preference), N)
+    assert {frozenset(a) for a in answers} == {frozenset({"tie"}), frozenset({position})}, "by position on every principle, or on none"
 
 
-def test_a_fair_pairwise_judge_prefers_the_reply_that_keeps_the_principles_in_either_order():
+def test_a_fair_pairwise_judge_prefers_the_reply_that_keeps_each_principle_in_either_order():
     world = _world({"sensitivity": {"*": 1.0}, "specificity": {"*": 1.0}})
     for i in range(20):
-        shown = parse_preference(world.respond(pairwise_request(_comparison(0, 2, i), spec=JUDGE)).text)
-        swapped = parse_preference(world.respond(pairwise_request(_comparison(0, 2, i), spec=JUDGE, swapped=True)).text)
-        assert (shown, swapped) == ("A", "B")
+        assert _winners(world, 0, 2, i) == {"A"}
+        assert _winners(world, 2, 0, i) == {"B"}
 
 
 def test_neutral_biases_leave_a_judges_key_as_it_was():

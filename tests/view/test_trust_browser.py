@@ -21,7 +21,9 @@ def trust_site(tmp_path_factory):
     data = tiny_experiment(items=2)
     data["dims"]["judge"]["blind"] = "sim/judge-blind"
     data["sim"]["judges"]["blind"] = {"sensitivity": {"*": 0.5}, "specificity": {"*": 0.5}}
-    data["dims"]["judge_probe"] = {"padded": {"verbosity": 2, "judges": ["strict"]}}
+    data["dims"]["judge"]["versus"] = {"pairwise": "sim/judge-strict", "against": "sim/target-reference"}
+    data["sim"]["targets"]["reference"] = {}
+    data["dims"]["judge_probe"] = {"padded": {"verbosity": 2, "judges": ["strict"]}, "swapped": {"order": "swap"}}
     data["canaries"] = True
     path = folder / "experiment.yaml"
     path.write_text(json.dumps(data))
@@ -41,6 +43,9 @@ def test_the_index_lists_each_judges_canaries_and_flags_the_one_without_signal(t
     padded = page.locator("#missing-table tr[data-judge='strict.padded']")
     assert padded.locator("td.probe").text_content().startswith("padded: effect ")
     assert padded.locator("td.canaries").text_content() == "not judged"
+    swapped = page.locator("#missing-table tr[data-judge='versus.swapped']")
+    assert swapped.locator("td.probe").text_content().startswith("swapped: effect ")
+    assert swapped.locator("td.probe").text_content().endswith("on pairwise code (B 0, tie 1, A 2)")
 
 
 def test_the_conversation_page_marks_each_judge_column_with_its_trust(tab, trust_site):
