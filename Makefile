@@ -15,6 +15,9 @@ DATA_MIRROR ?= $(wildcard ../shared/data)
 # --no-compile: Python writes the bytecode of the modules a run imports when it first imports them;
 # compiling every module at install time costs install CPU and left about 200 MB of bytecode in
 # .venv, most of it for modules nothing imports (the packages' own test suites, unused submodules).
+# That relies on Python writing bytecode, so `make run` clears PYTHONDONTWRITEBYTECODE: with it set,
+# nothing would ever be compiled and every later command would compile every module it imports
+# from source again (the tour's `report` took twice its CPU time that way).
 $(STAMP): requirements.lock requirements-build.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements-build.lock
@@ -25,7 +28,7 @@ $(STAMP): requirements.lock requirements-build.lock pyproject.toml
 venv: $(TEST_STAMP)
 
 run: $(STAMP) $(INSPECT_STAMP)
-	MULTIVERSE_DATA_MIRROR="$(DATA_MIRROR)" $(BIN)/python experiments/make_all.py
+	PYTHONDONTWRITEBYTECODE= MULTIVERSE_DATA_MIRROR="$(DATA_MIRROR)" $(BIN)/python experiments/make_all.py
 
 # The test lock: the run lock's packages at the same versions, plus the test-only ones (pytest,
 # the reference libraries the statistics are checked against, litellm (the live extra), the browser

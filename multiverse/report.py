@@ -72,7 +72,7 @@ def write_report(
     *,
     n_boot: int = N_BOOT,
     seed: int = 0,
-    formats: Sequence[str] = ("png", "pdf"),
+    formats: Sequence[str] = ("png",),
     log: Callable[[str], None] | None = None,
     decorate: Callable[[str, object, object, dict], None] | None = None,
     analyses: Overview | None = None,
@@ -92,7 +92,8 @@ def write_report(
     seed
         Seed of every resampling.
     formats
-        Figure formats written for every figure.
+        Figure formats written for every figure (``png``, ``pdf``, ``svg``); each is
+        one more rendering of every figure, so ask for vector copies when needed.
     log
         Called with one line per figure, table, curve test and skipped analysis.
     decorate

@@ -113,5 +113,6 @@ def test_the_readme_tour_runs_as_written(tmp_path, mirror):
             assert line in printed, f"the README quotes output no command printed: {line}"
     for folder in ("runs/quickstart-report", "runs/quickstart-site", "runs/quickstart-cases", "runs/labelled.nc"):
         assert (repo / folder).exists(), folder
+    assert not list((repo / "runs" / "quickstart-report").glob("*.pdf")), "report writes PDF only when asked"
     inside = {p.name for p in (repo / "runs" / "quickstart").iterdir()}
     assert not inside & {"report", "site", "cases"}, "the tour wrote inside the run folder"

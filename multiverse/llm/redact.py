@@ -36,6 +36,7 @@ the request before any of this runs, and hold secrets only inside their sha256.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -121,6 +122,7 @@ def register_secret(value: object) -> None:
         _registered.add(value)
 
 
+@functools.cache  # a name's verdict never changes; scrub asks it for every variable on every call
 def _secret_env(name: str) -> bool:
     if name.upper() in _HARMLESS_ENV:
         return False

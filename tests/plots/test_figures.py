@@ -74,7 +74,7 @@ def test_noise_floor_points_are_the_upper_triangle(cube):
 
 @pytest.mark.slow
 def test_report_writes_every_figure_and_the_summary(cube, tmp_path):
-    report = write_report(cube, tmp_path, n_boot=30)
+    report = write_report(cube, tmp_path, n_boot=30, formats=("png", "pdf"))
     names = {p.name for p in report.figures}
     for stem in ("curve_tutor_fixed", "agreement_cohen_kappa", "agreement_krippendorff_alpha", "noise_floor",
                  "rankings_by_judge", "rank_flips_by_judge", "variance", "decision_study_judge", "heatmap_a"):
