@@ -2,7 +2,7 @@
 
 import pytest
 
-from multiverse.rollout.conversation import SAMPLE_STRIDE, _actions, sample_replicate
+from multiverse.rollout.conversation import SAMPLE_STRIDE, sample_replicate, tool_actions
 
 
 def test_repeated_samples_step_by_the_stride_and_never_collide():
@@ -26,7 +26,7 @@ def test_tool_calls_in_both_forms_become_actions():
         {"function": {"name": "scroll", "arguments": "{not json"}},
         {"function": {"name": "wait", "arguments": "[1, 2]"}},
     ]
-    parsed = _actions(calls)
+    parsed = tool_actions(calls)
     assert [call_id for call_id, _ in parsed] == ["c1", "call_1", "call_2", "call_3", "call_4"]
     assert [(a.name, a.arguments) for _, a in parsed] == [
         ("open", {"url": "x"}),
