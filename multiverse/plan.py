@@ -93,6 +93,8 @@ def _judge(experiment: Experiment, label: str) -> dict[str, Any]:
         out = {"kind": spec.kind, **_identity(experiment, spec.model)}
         if spec.kind != "model":  # a probed judge: the same model reading something else
             out["value"] = spec.value
+        if spec.against is not None:  # a pairwise judge: its verdicts depend on the reference replies too
+            out["against"] = _identity(experiment, spec.against)
         return out
     out: dict[str, Any] = {"kind": spec.kind, "value": spec.value}
     if spec.members:
@@ -238,7 +240,9 @@ def estimate_unit_calls(plan: Plan, unit: Unit) -> dict[str, dict[str, int]]:
     ``H`` monitor and ``H`` online-judge calls, plus one planner call when its
     condition searches beyond the seed battery.  The judge layer takes one call
     per assistant turn per model judge, except the campaign's online judge,
-    whose verdicts the rollout already cached.  Monitor rejections, conversations
+    whose verdicts the rollout already cached, and a pairwise judge's
+    reference model one call per assistant turn (shared by every judge
+    comparing with the same reference).  Monitor rejections, conversations
     that end early and retries make the real count differ.  Recorded
     conversations (``rollouts:``) take no rollout call and one call per turn
     per model judge.
@@ -260,6 +264,14 @@ def estimate_unit_calls(plan: Plan, unit: Unit) -> dict[str, dict[str, int]]:
     for label, spec in model_judges.items():
         if spec != online or e.judges[label].kind == "probe":
             judging[spec.model] += int((judge_cells.sel(judge=label) != "").sum()) * condition.horizon
+    references: dict[str, np.ndarray] = {}
+    for label, judge in e.judges.items():
+        if judge.against is not None:  # one reference reply per turn, shared by every judge comparing with it
+            judged = (judge_cells.sel(judge=label) != "").to_numpy()
+            model = judge.against.model
+            references[model] = judged | references.get(model, np.zeros_like(judged))
+    for model, judged in references.items():
+        judging[model] += int(judged.sum()) * condition.horizon
     return {"rollout": dict(rollout), "judge": dict(judging)}
 
 

@@ -218,3 +218,19 @@ def test_a_pairwise_judge_round_trips_through_the_experiment_record():
                                                      "against": {"model": "sim/target-reference"}}
     assert parse_experiment(e.to_dict()).judges == e.judges
     assert ("dims.judge.first.against", ModelSpec("sim/target-reference")) in list(e.named_models())
+
+
+def test_plan_counts_each_reference_reply_once_and_a_changed_reference_changes_the_judges_plan():
+    from multiverse.plan import estimate_calls, make_plan
+
+    with_pairwise = parse_experiment(_experiment(**PAIRWISE))
+    calls = estimate_calls(make_plan(with_pairwise))["judge"]
+    conversations_turns = int((make_plan(with_pairwise).judge.sel(judge="strict") != "").sum()) * 2  # horizon 2
+    assert calls["sim/target-reference"] == conversations_turns, "one reference reply per turn, shared by both judges"
+    assert calls["sim/judge-first"] == calls["sim/judge-fair"] == conversations_turns
+    other = _experiment(**PAIRWISE)
+    other["dims"]["judge"]["first"] = {"pairwise": "sim/judge-first", "against": "sim/target-other"}
+    other["sim"]["targets"]["other"] = {"breach": {"*": 0.1}}
+    first_plan, other_plan = make_plan(with_pairwise).judge, make_plan(parse_experiment(other)).judge
+    assert (first_plan.sel(judge="first") != other_plan.sel(judge="first")).all()
+    assert (first_plan.sel(judge="fair") == other_plan.sel(judge="fair")).all()
