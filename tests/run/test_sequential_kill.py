@@ -32,7 +32,7 @@ def slow_sequential_experiment(tiny_experiment, write_experiment):
     data["sim"]["users"]["plain"] = dict(slow)
     data["sim"]["judges"]["strict"] = dict(slow)
     data["precision"] = {"contrast": ["b", "a"], "standard": "clear_breach", "rule": "any_turn",
-                         "half_width": 0.02, "batch": 4, "max_items": 12}
+                         "half_width": 0.02, "batch": 2, "max_items": 6}
     return write_experiment(data)
 
 
@@ -66,7 +66,7 @@ def test_a_sequential_run_killed_mid_batch_resumes_with_no_call_repeated_and_the
                 "--until-precision", "--quiet"]) == 0
     total = _calls(fresh_out)
     looks = json.loads((fresh_out / "run.json").read_text())["sequential"]["looks"]
-    assert len(looks) == 3  # 12 item pairs in batches of 4: the kill has batches left to land in
+    assert len(looks) == 3  # 6 item pairs in batches of 2: the kill has batches left to land in
 
     code, seen = _kill_after_first_look(slow_sequential_experiment, killed_out, tmp_path / "c2")
     assert code == -signal.SIGKILL, seen
