@@ -17,14 +17,15 @@ from scipy import stats
 
 __all__ = [
     "CI_BOUNDS",
-    "bca_interval",
     "bound_coords",
     "cluster_weights",
     "expanded_level",
     "expanded_percentile_interval",
+    "jackknife_se",
     "nan_quantiles",
     "percentile_interval",
     "resampling_p_value",
+    "studentized_interval",
     "t_critical",
     "with_interval",
 ]
@@ -113,44 +114,39 @@ def expanded_percentile_interval(draws: np.ndarray, *, ci: float, n_clusters: in
     return np.moveaxis(nan_quantiles(draws, [tail, 1 - tail]), 0, -1)
 
 
-def bca_interval(draws: np.ndarray, estimate: np.ndarray, jackknife: np.ndarray, *, ci: float) -> np.ndarray:
-    """Bias-corrected and accelerated percentile interval (Efron 1987) along axis 0; bound axis last.
+def jackknife_se(leave_one_out: np.ndarray) -> np.ndarray:
+    """Jackknife standard error from ``(cluster, ...)`` leave-one-cluster-out values: ``sqrt((G-1)/G sum d^2)``."""
+    n = leave_one_out.shape[0]
+    deviation = leave_one_out - leave_one_out.mean(axis=0)
+    return np.sqrt((n - 1) / n * (deviation**2).sum(axis=0)) if n >= 2 else np.full(leave_one_out.shape[1:], np.nan)
 
-    ``draws`` ``(draw, ...)`` are the bootstrap replicates, ``jackknife``
-    ``(cluster, ...)`` the leave-one-cluster-out values.  The bias correction
-    ``z0 = Phi^-1(share of draws below the estimate, ties half)``, the
-    acceleration ``a = sum d^3 / (6 (sum d^2)^1.5)`` with ``d`` the jackknife
-    values' deviations from their mean; the limits are the draws' quantiles at
-    ``Phi(z0 + (z0 + z) / (1 - a (z0 + z)))`` for ``z`` the normal quantiles of
-    the two tails.  Undefined draws (NaN) are left out; the caller decides how
-    many may be.
+
+def studentized_interval(draws: np.ndarray, estimate: np.ndarray, se: np.ndarray, draw_se: np.ndarray, *,
+                         ci: float) -> np.ndarray:
+    """Studentized bootstrap (bootstrap-t) interval along axis 0; bound axis last.
+
+    ``t_b = (draw_b - estimate) / draw_se_b`` over the draws, and the limits
+    ``estimate - t_{1 - tail} se`` and ``estimate - t_{tail} se`` (Efron &
+    Tibshirani 1993, An Introduction to the Bootstrap, ch. 12; Davison &
+    Hinkley 1997, section 5.2.1): second-order accurate like BCa, and unlike
+    it calibrated on the statistic's own spread, so a skewed statistic whose
+    spread moves with its value (an agreement pooled over few, unequal items)
+    is not read from too-narrow percentiles.  Draws whose statistic or standard
+    error is undefined (NaN, or a standard error of 0) are left out; the
+    caller decides how many may be.  A statistic without spread (``se`` 0)
+    has its estimate for both limits.  Written here because
+    ``scipy.stats.bootstrap`` offers percentile, basic and BCa intervals only.
     """
     if not 0 < ci < 1:
         raise ValueError(f"ci={ci}, expected a level between 0 and 1")
-    finite = np.isfinite(draws)
-    n = finite.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN jackknife: no acceleration
-        below = (finite & (draws < estimate)).sum(axis=0) + 0.5 * (finite & (draws == estimate)).sum(axis=0)
-        z0 = stats.norm.ppf(np.clip(below / n, 1 / (2 * np.maximum(n, 1)), 1 - 1 / (2 * np.maximum(n, 1))))
-        d = np.nanmean(jackknife, axis=0) - jackknife
-        a = np.nansum(d**3, axis=0) / (6 * np.nansum(d**2, axis=0) ** 1.5)
-        a = np.where(np.isfinite(a), a, 0.0)
-        tail = (1 - ci) / 2
-        levels = []
-        for z in (stats.norm.ppf(tail), stats.norm.ppf(1 - tail)):
-            levels.append(stats.norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z))))
-    ordered = np.sort(np.where(finite, draws, np.nan), axis=0)
-    out = []
-    for level in levels:
-        position = np.clip(level, 0, 1) * np.maximum(n - 1, 0)
-        low = np.floor(np.nan_to_num(position)).astype(np.intp)
-        high = np.minimum(low + 1, np.maximum(n - 1, 0))
-        frac = np.nan_to_num(position) - low
-        lo = np.take_along_axis(ordered, low[None], axis=0)[0]
-        hi = np.take_along_axis(ordered, high[None], axis=0)[0]
-        out.append(np.where((n > 0) & np.isfinite(level), lo + frac * (hi - lo), np.nan))
-    return np.stack(out, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = (draws - estimate) / draw_se
+    t = np.where(np.isfinite(t), t, np.nan)
+    tail = (1 - ci) / 2
+    low, high = nan_quantiles(t, [tail, 1 - tail])
+    bounds = np.stack([estimate - high * se, estimate - low * se], axis=-1)
+    constant = (se == 0) & np.isfinite(estimate)  # no spread over the clusters (a rater with itself): the estimate
+    return np.where(constant[..., None], np.asarray(estimate)[..., None], bounds)
 
 
 def resampling_p_value(null: np.ndarray, observed: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:

@@ -77,4 +77,6 @@ def usage(scores: xr.DataArray, *, reduce: Sequence[str]) -> xr.Dataset:
         parts.update(n_imputed=xr.zeros_like(used), n_excluded=~used, n_not_ruled=xr.zeros_like(used))
     dims = [d for d in reduce if d in scores.dims]
     out = xr.Dataset({name: part.sum(dims).astype(np.int64) for name, part in parts.items()})
+    for name in out.data_vars:
+        out[name].attrs = {}  # counts, not the scores' own attributes
     return out.drop_vars([c for c in out.coords if c not in out.dims])

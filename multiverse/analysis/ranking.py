@@ -175,7 +175,13 @@ def rank_agreement(
     xarray.Dataset
         Dims (``dim``, ``<dim>_b``): ``kendall_tau`` (mean tau-b),
         ``flip_share`` (mean share of system pairs in opposite order: the
-        rank-flip matrix) and ``n_specs`` (combinations compared).
+        rank-flip matrix), ``n_specs`` (combinations compared) and
+        ``n_specs_dropped`` (combinations without a tau: a system without a
+        rate, or every system tied, under one of the two values).  Over
+        ``dim``, from a cube or scores: ``n_common`` (conversation cells behind
+        the rates, every system having a value there, summed over the other
+        specification dims) and ``n_dropped`` (cells dropped for missing
+        support: some system, not every one, has a value).
 
     See Also
     --------
@@ -208,7 +214,12 @@ def rank_agreement(
     labels = rates[dim].values
     coords = {dim: labels, f"{dim}_b": labels}
     pair = (dim, f"{dim}_b")
-    out = xr.Dataset({"kendall_tau": (pair, taus), "flip_share": (pair, flips), "n_specs": (pair, counts)}, coords=coords)
+    out = xr.Dataset({"kendall_tau": (pair, taus), "flip_share": (pair, flips), "n_specs": (pair, counts),
+                      "n_specs_dropped": (pair, values.shape[1] - counts)}, coords=coords)
+    for name in ("n_common", "n_dropped"):
+        if name in rates.coords:
+            total = rates[name].sum([d for d in rates[name].dims if d != dim])
+            out[name] = total.drop_vars([c for c in total.coords if c != dim]).astype(np.int64)
     out.attrs.update({
         "analysis": "rank agreement", "multiverse_version": __version__, "dim": dim,
         "tau": "Kendall tau-b (scipy.stats.kendalltau)",

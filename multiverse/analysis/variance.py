@@ -28,7 +28,7 @@ import xarray as xr
 
 from multiverse import __version__
 from multiverse.analysis._reml import reml_components
-from multiverse.analysis._scores import unit_scores
+from multiverse.analysis._scores import unit_scores, usage
 from multiverse.core import schema as S
 
 __all__ = ["anova_table", "decision_study", "group_components", "variance_components", "variance_decomposition"]
@@ -125,14 +125,24 @@ def group_components(table: np.ndarray) -> tuple[dict[tuple[int, ...], float], n
 # --- xarray layer ----------------------------------------------------------------------------------------
 
 
-def _estimates(data: xr.Dataset | xr.DataArray) -> xr.DataArray:
-    scores = unit_scores(data)
+def _estimates(scores: xr.DataArray) -> xr.DataArray:
     estimates = scores.mean("item") if "item" in scores.dims else scores
     # a label with no estimate at all (e.g. a rule that never applies) is not a level
     for dim in estimates.dims:
         has_data = estimates.notnull().any([d for d in estimates.dims if d != dim])
         estimates = estimates.sel({dim: has_data})
     return estimates.drop_vars([c for c in estimates.coords if c not in estimates.dims])
+
+
+def _counts(scores: xr.DataArray, *, groups: dict[str, np.ndarray]) -> xr.Dataset:
+    """The conversations and items behind each group's estimates, by what happened to them."""
+    kept = [d for d in scores.dims if d in groups]
+    out = usage(scores, reduce=[d for d in scores.dims if d not in kept])
+    items = [d for d in scores.dims if d not in kept and d != "item"]
+    used = scores.notnull().any(items) if items else scores.notnull()
+    out["n_items"] = used.sum("item").astype(np.int64) if "item" in used.dims else xr.zeros_like(out["n_used"])
+    out = out.drop_vars([c for c in out.coords if c not in out.dims])
+    return out.sel({g: labels for g, labels in groups.items() if g in out.dims})
 
 
 def _name(effect: Iterable[str]) -> str:
@@ -168,7 +178,12 @@ def variance_decomposition(
         the design the components describe (a level without any estimate, e.g.
         a judge that does not rule on a role, is left out of that group).
         ``method`` (per group) says how: ``"anova"`` (complete design, closed
-        form) or ``"reml"`` (empty cells).  Effects of a facet with a single
+        form) or ``"reml"`` (empty cells).  Per group, the conversations
+        behind the estimates by what happened to them
+        (:func:`~multiverse.analysis._scores.usage`: ``n_used``, ``n_imputed``,
+        ``n_excluded``, ``n_not_ruled``, summed over every specification,
+        rerun and item of the group) and ``n_items`` (items with a
+        conversation used).  Effects of a facet with a single
         level in a group cannot be told from the mean: their components are NaN
         and the shares are of the others.  Attrs give the facets, their sizes
         and ``n_empty`` (empty cells inside the designs; none is imputed).
@@ -177,7 +192,8 @@ def variance_decomposition(
     --------
     decision_study, multiverse.plots.plot_variance
     """
-    estimates = _estimates(data)
+    scores = unit_scores(data)
+    estimates = _estimates(scores)
     if facets is None:
         facets = [d for d in (OBJECT, "replicate", *S.MEASUREMENT_DIMS) if d in estimates.dims and estimates.sizes[d] > 1]
     facets = list(facets)
@@ -188,6 +204,7 @@ def variance_decomposition(
         raise ValueError(f"variance_decomposition: needs at least two facets with several values, got {facets}")
     groups = [d for d in estimates.dims if d not in facets and estimates.sizes[d] > 1]
     estimates = estimates.isel({d: 0 for d in estimates.dims if d not in facets and d not in groups})
+    counts = _counts(scores, groups={g: estimates[g].values for g in groups})
 
     effects = [tuple(facets[a] for a in e) for e in _effects(len(facets))]
     components = [_name(e) for e in effects if len(e) <= max_order] + ["residual"]
@@ -226,6 +243,7 @@ def variance_decomposition(
         coords={**coords, "component": components, "effect": [_name(e) for e in effects], "facet": facets,
                 "order": ("component", [c.count(":") + 1 if c != "residual" else max_order + 1 for c in components])},
     )
+    out = out.merge(counts)
     out.attrs.update(
         {
             "analysis": "variance decomposition",

@@ -22,14 +22,17 @@ Two assumptions are offered (``missing=``):
     Missing at random given what was observed: whether a judgment went missing
     (or a conversation failed early) does not depend on the missing verdict,
     given the conversation's system, role, user simulator, condition, judge
-    and standard (its *stratum*), which cells it has, and its observed cells.
+    and standard (its *stratum*), its item, which cells it has, and its
+    observed cells.
     An undecided conversation's expected value is its value averaged over the
     completions of its missing cells, under a latent class model of the
     stratum's cells fitted to every observed cell (:mod:`multiverse.scoring.impute`):
     multiple imputation from a cell-level model, with the imputed mean's limit
     in place of a finite number of draws.  The model reads the conversation's
     own observed cells (a clean-looking conversation is probably a cleaner
-    one), the principle and the turn of each missing cell.
+    one), its item's cells and share of missing cells (a judge that fails
+    more often on hard items loses more cells where more breaches are), the
+    principle and the turn of each missing cell.
 ``"complete_case"``
     Only conversations with no missing cell in the rule's scope count (the
     rule of earlier releases): unbiased when judgments go missing completely at
@@ -166,7 +169,7 @@ def imputed_terms(v: Violations, *, rules: Sequence[object], undecided: np.ndarr
     out = np.full((2, n, len(rules)), np.nan)
     cells = np.moveaxis(v.codes, -1, 1)  # (n, principle, turn)
     grid = cells.reshape(shape + cells.shape[1:])
-    model = fit_classes(grid == 1, grid == 0)
+    model = fit_classes(grid == 1, grid == 0, missing=grid == S.MISSING)
     rows = np.flatnonzero(undecided.any(axis=1))
     n_classes = model.q.shape[1] * model.q.shape[2]
     posterior = model.posterior.reshape(n, n_classes)[rows]

@@ -255,23 +255,27 @@ def test_severity_is_ordinal_by_default_and_standards_and_nominal_labels_are_nom
     assert agreement(binary).attrs["scale"] == "nominal"
 
 
-def test_bca_interval_matches_scipys_bootstrap():
+def test_the_studentized_interval_of_a_normal_mean_is_the_t_interval():
     from scipy import stats
 
-    from multiverse.analysis._bootstrap import bca_interval, cluster_weights
+    from multiverse.analysis._bootstrap import cluster_weights, jackknife_se, studentized_interval
 
-    x = np.random.default_rng(1).exponential(size=40)
-    draws = cluster_weights(40, n_boot=40_000, seed=3) @ x / 40
-    got = bca_interval(draws, np.array(x.mean()), (x.sum() - x) / 39, ci=0.95)
-    want = stats.bootstrap((x,), np.mean, n_resamples=40_000, method="BCa", random_state=5).confidence_interval
-    np.testing.assert_allclose(got, [want.low, want.high], rtol=0.01)
+    x = np.random.default_rng(1).normal(size=300)
+    weights = cluster_weights(300, n_boot=20_000, seed=3)
+    draws = weights @ x / 300
+    draw_se = np.sqrt((weights * (x - draws[:, None]) ** 2).sum(axis=1) / 300 / 299)  # the jackknife SE of a mean
+    se = jackknife_se((x.sum() - x) / 299)
+    assert se == pytest.approx(x.std(ddof=1) / np.sqrt(300), rel=1e-12)
+    got = studentized_interval(draws, np.array(x.mean()), np.array(se), draw_se, ci=0.95)
+    want = stats.t.interval(0.95, 299, loc=x.mean(), scale=se)
+    np.testing.assert_allclose(got, want, atol=0.05 * se)
 
 
 def test_intervals_resample_items_not_conversations(small_cube):
     whole = agreement_ci(small_cube, metric="cohen_kappa", standard="clear_breach", n_boot=200, seed=1)
     one_item = agreement_ci(small_cube.isel(item=[0]), metric="cohen_kappa", standard="clear_breach", n_boot=50)
-    assert whole.attrs["cluster"] == "item" and "BCa" in whole.attrs["ci_method"]
-    assert bool(one_item["ci"].isnull().all())  # one item: every resample is that item, the BCa limits are undefined
+    assert whole.attrs["cluster"] == "item" and "studentized" in whole.attrs["ci_method"]
+    assert bool(one_item["ci"].isnull().all())  # one item: no jackknife, no standard error, no interval
 
 
 def test_no_interval_when_kappa_is_undefined():

@@ -116,6 +116,22 @@ def test_rank_agreement_matches_scipy_per_combination_with_ties_and_missing_rate
             flips = [order_flips(rates[a, c], rates[b, c])[0] for c in range(40)]
             taus = [t for t in taus if np.isfinite(t)]
             pair = out.isel(judge=a, judge_b=b)
-            assert int(pair.n_specs) == len(taus)
+            assert int(pair.n_specs) == len(taus) and int(pair.n_specs_dropped) == 40 - len(taus)
             assert float(pair.kendall_tau) == pytest.approx(np.mean(taus), rel=1e-12)
             assert float(pair.flip_share) == pytest.approx(np.nanmean(flips), rel=1e-12)
+
+
+def test_rank_agreement_counts_the_conversation_cells_it_used_and_dropped(blind_judge_cube):
+    from multiverse.scoring import score
+
+    scores = score(blind_judge_cube, standards="clear_breach", rules="any_turn")
+    first = (scores["item"] == scores["item"][0]) & (scores["system"] == "a") & (scores["judge"] == "keen")
+    out = rank_agreement(scores.where(~first & scores.notnull()), dim="judge")
+    cells = scores.sizes["user_sim"] * scores.sizes["replicate"] * scores.sizes["item"]
+    undecided = (scores["status"] == 2).any("system").sum(["user_sim", "replicate", "item"]).squeeze(drop=True)
+    assert int(out["n_dropped"].sel(judge="keen")) == scores.sizes["user_sim"] * scores.sizes["replicate"]
+    assert (out["n_common"] + out["n_dropped"] <= cells).all()
+    assert int(out["n_common"].sel(judge="blind")) == cells  # complete judgments: every cell on common support
+    assert int(out["n_dropped"].sel(judge="sharp")) == 0 and int(undecided.sel(judge="sharp")) > 0
+    assert int(out["n_specs"].sel(judge="sharp", judge_b="keen")) + int(
+        out["n_specs_dropped"].sel(judge="sharp", judge_b="keen")) == scores.sizes["user_sim"]

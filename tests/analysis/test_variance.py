@@ -239,3 +239,27 @@ def test_a_facet_with_one_level_in_a_group_has_no_components():
     assert np.isnan(first.sel(effect=judged)).all()
     assert np.isfinite(first.sel(effect=["system", "replicate"])).all()
     assert float(out["share"].sel(role="r0").sum()) == pytest.approx(1.0)
+
+
+def test_the_decomposition_counts_the_conversations_and_items_it_used_and_dropped(blind_judge_cube):
+    scores = score(blind_judge_cube, standards="clear_breach", rules=["any_turn", "targeted_principle"])
+    masked = scores.where(~((scores["item"] == scores["item"][0]) & (scores.system == "a")))
+    out = variance_decomposition(masked)
+    total = scores.size  # every conversation under every judge and rule
+    left_out = scores.sizes["replicate"] * scores.sizes["user_sim"] * scores.sizes["judge"] * 2  # item 0 of system a
+    assert int(out["n_used"]) + int(out["n_excluded"]) + int(out["n_not_ruled"]) == total
+    assert int(out["n_excluded"]) == left_out - int((scores["status"] == 2).sel(system="a").isel(item=0).sum())
+    assert 0 < int(out["n_imputed"]) < int(out["n_used"])  # the sharp judge's missing judgments, imputed
+    assert int(out["n_items"]) == scores.sizes["item"]  # item 0 is still used by systems b and c
+
+
+def test_each_group_counts_its_own_conversations(blind_judge_cube):
+    scores = score(blind_judge_cube, standards="clear_breach", rules="any_turn")
+    fewer = scores.isel(item=slice(0, 10))
+    two = xr.concat([scores, fewer], dim="condition", join="outer").assign_coords(condition=["x", "y"])
+    out = variance_decomposition(two)
+    per_condition = scores.isel(rule=0).size
+    assert out["n_used"].sel(condition="x") == per_condition
+    alone = variance_decomposition(fewer)
+    assert int(out["n_used"].sel(condition="y")) == int(alone["n_used"]) < per_condition
+    assert list(out["n_items"].values) == [scores.sizes["item"], 10]
