@@ -8,7 +8,6 @@ dependence is kept (the same draws for every specification of a curve).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
