@@ -123,18 +123,25 @@ def sequential_run(experiment, table, *, seed: int, target_n: int | None, costs)
         low, high = look["interval"]
         covered &= low <= theta <= high
         drawn = {c: table[c][items] for c, items in design.drawn_items().items()}
-        nlow, nhigh = fixed_interval(drawn, experiment.precision.weights, z=z, pool=experiment.items)
+        nlow, nhigh = fixed_interval(drawn, experiment.precision.weights, z=z, pool=experiment.items,
+                                     prior_sd=experiment.precision.prior_sd)
         naive_covered &= nlow <= theta <= nhigh
     return {"calls": design.calls, "draws": design.drawn, "covered": covered, "naive_covered": naive_covered,
             "stopped": design.stop_reason(), "looks": looks}
 
 
-def fixed_power(table, weights, counts, *, runs: int, rng, pool: int, z: float) -> float:
-    """Share of fixed designs with ``counts`` items per cell (drawn without replacement) whose interval excludes 0."""
+def fixed_power(table, weights, counts, *, runs: int, rng, pool: int, z: float, prior_sd: float) -> float:
+    """Share of fixed designs with ``counts`` items per cell (drawn without replacement) whose interval excludes 0.
+
+    Each design is analysed with the cells' variances shrunk as ``plan`` shrinks
+    a pilot's (``prior_sd``): with raw sample variances a calm cell whose few
+    items all agreed has variance 0, an interval too narrow, and power that no
+    valid analysis has.
+    """
     hits = 0
     for _ in range(runs):
         drawn = {c: table[c][rng.choice(pool, size=counts[c], replace=False)] for c in weights}
-        low, high = fixed_interval(drawn, weights, z=z, pool=pool)
+        low, high = fixed_interval(drawn, weights, z=z, pool=pool, prior_sd=prior_sd)
         hits += (low > 0) or (high < 0)
     return hits / runs
 
@@ -208,7 +215,8 @@ def main(argv: list[str] | None = None) -> None:
         total = max(int(round(answer["total_items"] * factor)), 2 * len(shares))
         counts = {c: min(max(int(math.ceil(total * s)), 2), args.pool) for c, s in shares.items()}
         sizes.append(sum(counts.values()))
-        powers.append(fixed_power(table, weights, counts, runs=args.power_runs, rng=rng, pool=args.pool, z=z))
+        powers.append(fixed_power(table, weights, counts, runs=args.power_runs, rng=rng, pool=args.pool, z=z,
+                                  prior_sd=power_e.precision.prior_sd))
     needed = next((n for n, pw in zip(sizes, powers) if pw >= 0.8), None)
     print("power by size: " + ", ".join(f"{n}:{pw:.3f}" for n, pw in zip(sizes, powers)))
     if needed is not None:

@@ -46,6 +46,7 @@ import pandas as pd
 import xarray as xr
 
 from multiverse.analysis.confseq import BoundedStreams
+from multiverse.analysis.stratified_sequential import StratifiedDesign, shrunk_variance
 from multiverse.config.precision import Precision
 
 __all__ = ["Draw", "SequentialDesign", "fixed_interval", "looks_table", "make_design", "stopping_record"]
@@ -298,20 +299,23 @@ def make_design(experiment: Any, plan: Any, *, target_n: int | None = None) -> A
     :class:`~multiverse.analysis.stratified_sequential.StratifiedDesign`.
     """
     if experiment.precision.interval == "group_sequential":
-        from multiverse.analysis.stratified_sequential import StratifiedDesign
-
         return StratifiedDesign.for_experiment(experiment, plan)
     return SequentialDesign.for_experiment(experiment, plan, target_n=target_n)
 
 
 def fixed_interval(values: Mapping[str, Sequence[float]], weights: Mapping[str, float], *, z: float,
-                   pool: int | None = None) -> tuple[float, float]:
+                   pool: int | None = None, prior_sd: float | None = None) -> tuple[float, float]:
     """The fixed-design interval of the stratified contrast: ``sum w_c mean_c -+ z sqrt(sum w_c^2 s_c^2 / n_c)``.
 
     Valid only for a sample size fixed in advance; read at every look of a
     sequential run it under-covers (the benchmark shows by how much).  With
-    ``pool``, the finite-population correction ``1 - n_c / N`` applies.
+    ``pool``, the finite-population correction ``1 - n_c / N`` applies.  With
+    ``prior_sd``, each cell's variance is shrunk towards ``prior_sd^2`` as
+    ``plan`` and the group-sequential design shrink it
+    (:func:`~multiverse.analysis.stratified_sequential.shrunk_variance`): a
+    cell of rare outcomes whose items all agreed has no zero variance.
     """
+
     est, var = 0.0, 0.0
     total = sum(weights[c] for c in values if len(values[c]))
     for cell, xs in values.items():
@@ -320,7 +324,10 @@ def fixed_interval(values: Mapping[str, Sequence[float]], weights: Mapping[str, 
         w = weights[cell] / total
         arr = np.asarray(xs, dtype=float)
         est += w * arr.mean()
-        s2 = arr.var(ddof=1) if arr.size > 1 else 0.25
+        if prior_sd is not None:
+            s2 = shrunk_variance(arr, prior_sd)
+        else:
+            s2 = arr.var(ddof=1) if arr.size > 1 else 0.25
         fpc = 1 - arr.size / pool if pool else 1.0
         var += w * w * s2 / arr.size * fpc
     half = z * float(np.sqrt(var))

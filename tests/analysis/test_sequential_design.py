@@ -134,3 +134,19 @@ def test_cheaper_cells_get_more_items_under_neyman_allocation_with_costs():
     answer = plan_items(precision, sds={"r/u/calm": 0.5, "r/u/hard": 0.5}, costs={"r/u/calm": 4, "r/u/hard": 16},
                         pool=10**6)
     assert answer["items"]["r/u/calm"] == pytest.approx(2 * answer["items"]["r/u/hard"], rel=0.05)
+
+
+def test_fixed_interval_with_a_prior_gives_a_cell_whose_items_all_agreed_a_variance():
+    values = {"calm": [0.0] * 12, "hard": [0.0, 1.0, 1.0, 0.0, 1.0, -1.0, 0.0, 1.0]}
+    weights = {"calm": 0.5, "hard": 0.5}
+    raw = fixed_interval(values, weights, z=1.96)
+    shrunk = fixed_interval(values, weights, z=1.96, prior_sd=0.5)
+    calm_var = (2 * 0.25) / (12 - 1 + 2)
+    hard = np.asarray(values["hard"])
+    hard_var = (((hard - hard.mean()) ** 2).sum() + 2 * 0.25) / (8 - 1 + 2)
+    half = 1.96 * np.sqrt(0.25 * calm_var / 12 + 0.25 * hard_var / 8)
+    assert shrunk == pytest.approx((0.5 * hard.mean() - half, 0.5 * hard.mean() + half))
+    assert raw != shrunk
+    calm_raw = fixed_interval({"calm": values["calm"]}, {"calm": 1.0}, z=1.96)
+    calm_shrunk = fixed_interval({"calm": values["calm"]}, {"calm": 1.0}, z=1.96, prior_sd=0.5)
+    assert calm_raw == (0.0, 0.0) and calm_shrunk[0] < 0 < calm_shrunk[1]
