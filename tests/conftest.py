@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,11 @@ def write_experiment(tmp_path):
         return path
 
     return write
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """Ctrl-C raises ``KeyboardInterrupt`` during the test, as in a shell (test workers may ignore SIGINT)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

@@ -191,7 +191,8 @@ def test_a_new_output_that_would_overwrite_a_kept_entry_is_refused_and_changes_n
 
 
 @pytest.mark.parametrize("moment", ["staging-created", "swap-begun"])
-def test_ctrl_c_at_a_folders_creation_or_swap_leaves_no_unmarked_folder_behind(moment, tmp_path, monkeypatch):
+def test_ctrl_c_at_a_folders_creation_or_swap_leaves_no_unmarked_folder_behind(moment, tmp_path, monkeypatch,
+                                                                              ctrl_c_raises):
     target = tmp_path / "out"
     with replace_dir(target, kind="report") as staging:
         (staging / "old.txt").write_text("old")

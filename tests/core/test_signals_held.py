@@ -11,7 +11,7 @@ import pytest
 from multiverse.core.process import signals_held
 
 
-def test_ctrl_c_inside_the_block_is_raised_when_it_ends_not_before():
+def test_ctrl_c_inside_the_block_is_raised_when_it_ends_not_before(ctrl_c_raises):
     steps = []
     with pytest.raises(KeyboardInterrupt), signals_held():
         os.kill(os.getpid(), signal.SIGINT)
@@ -33,7 +33,7 @@ def test_a_python_handler_in_force_gets_the_held_signal_once():
         signal.signal(signal.SIGTERM, previous)
 
 
-def test_outside_the_main_thread_the_block_just_runs():
+def test_outside_the_main_thread_the_block_just_runs(ctrl_c_raises):
     ran = []
 
     def body():
