@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from multiverse.analysis._batch_design import BatchDesign
 from multiverse.analysis.confseq import BoundedStreams
 from multiverse.analysis.stratified_sequential import StratifiedDesign, shrunk_variance
 from multiverse.config.precision import Precision
@@ -76,7 +77,7 @@ class _Cell:
     values: list[float] = field(default_factory=list)
 
 
-class SequentialDesign:
+class SequentialDesign(BatchDesign):
     """Draw items in batches, absorb their contrasts and keep the confidence sequence.
 
     Parameters
@@ -97,33 +98,22 @@ class SequentialDesign:
         Candidate values of the contrast in the sequence.
     """
 
+    interval_kind = "betting confidence sequence (valid at every look)"
+
     def __init__(
         self, precision: Precision, *, pool: int, seed: int = 0, costs: Mapping[str, float] | None = None,
         target_n: int | None = None, grid: int = 2001,
     ):
-        self.precision = precision
-        self.pool = pool
-        rng = np.random.default_rng([seed, 37])
-        self.cells = {
-            cell: _Cell(weight=w, order=rng.permutation(pool), cost=float((costs or {}).get(cell, 1.0)))
-            for cell, w in precision.weights.items()
-        }
+        super().__init__(precision, pool=pool, seed=seed, costs=costs)
         self._rng = np.random.default_rng([seed, 37, 1])
         self.cs = BoundedStreams(D_LOW, D_HIGH, alpha=precision.alpha, grid=grid, target_n=target_n)
-        self.looks: list[dict[str, Any]] = []
-        self.pending: list[Draw] = []
-        self.allocation_at_batch: dict[str, float] = {}
-        self.drawn = 0
-        self.calls = 0.0
+
+    new_cell = staticmethod(_Cell)
 
     @classmethod
     def for_experiment(cls, experiment: Any, plan: Any, *, target_n: int | None = None) -> SequentialDesign:
         """The design an experiment's ``precision:`` block declares: its pool, seed and cells' call costs."""
-        from multiverse.analysis.sample_size import cell_costs
-
-        assert experiment.precision is not None
-        return cls(experiment.precision, pool=experiment.items_per_cell, seed=experiment.seed,
-                   costs=cell_costs(plan, experiment.precision), target_n=target_n)
+        return cls(experiment.precision, **cls.experiment_inputs(experiment, plan), target_n=target_n)
 
     # --- allocation -------------------------------------------------------------------
 
@@ -271,24 +261,6 @@ class SequentialDesign:
         if all(s.taken >= self.pool for s in self.cells.values()):
             return "pool"
         return None
-
-    def drawn_items(self) -> dict[str, list[int]]:
-        """Cell -> the items drawn so far, in draw order."""
-        return {c: [int(i) for i in s.order[: s.taken]] for c, s in self.cells.items()}
-
-    def record(self) -> dict[str, Any]:
-        """The stopping record: the target, every look and why the run stopped (for ``run.json``)."""
-        lower, upper = self.cs.interval()
-        return {
-            "precision": self.precision.to_dict(),
-            "target_half_width": round(self.precision.target_half_width(), 6),
-            "pool": self.pool,
-            "stopped": self.stop_reason() or "interrupted",
-            "draws": self.drawn,
-            "interval": [round(lower, 6), round(upper, 6)],
-            "interval_kind": "betting confidence sequence (valid at every look)",
-            "looks": list(self.looks),
-        }
 
 
 def make_design(experiment: Any, plan: Any, *, target_n: int | None = None) -> Any:

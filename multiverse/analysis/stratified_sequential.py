@@ -57,6 +57,7 @@ import numpy as np
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
+from multiverse.analysis._batch_design import BatchDesign
 from multiverse.analysis.group_sequential import SpendingBoundary
 from multiverse.config.precision import Precision
 
@@ -103,7 +104,7 @@ class _Cell:
         return len(self.low)
 
 
-class StratifiedDesign:
+class StratifiedDesign(BatchDesign):
     """Allocate each batch's items to the cells, absorb their contrasts, keep the repeated confidence intervals.
 
     Parameters
@@ -118,34 +119,24 @@ class StratifiedDesign:
         Calls one item pair costs in each cell (default 1 each).
     """
 
+    interval_kind = ("group-sequential repeated confidence interval "
+                     "(O'Brien-Fleming-type spending; valid at every look of this run)")
+
     def __init__(self, precision: Precision, *, pool: int, seed: int = 0, costs: Mapping[str, float] | None = None):
-        self.precision = precision
-        self.pool = pool
-        rng = np.random.default_rng([seed, 37])
-        self.cells = {
-            cell: _Cell(weight=w, order=rng.permutation(pool), cost=float((costs or {}).get(cell, 1.0)))
-            for cell, w in precision.weights.items()
-        }
+        super().__init__(precision, pool=pool, seed=seed, costs=costs)
         z = NormalDist().inv_cdf(1 - precision.alpha / 2)
         self.max_information = precision.information_margin * (z / precision.target_half_width()) ** 2
         self.boundaries = [SpendingBoundary(precision.alpha, self.max_information)] * 2
         self.history: list[dict[str, int]] = []
-        self.looks: list[dict[str, Any]] = []
-        self.pending: list[Pick] = []
-        self.allocation_at_batch: dict[str, float] = {}
         self.bounds = (D_LOW, D_HIGH)
         self.exhausted = False
-        self.drawn = 0
-        self.calls = 0.0
+
+    new_cell = staticmethod(_Cell)
 
     @classmethod
     def for_experiment(cls, experiment: Any, plan: Any) -> StratifiedDesign:
         """The design an experiment's ``precision:`` block declares: its pool, seed and cells' call costs."""
-        from multiverse.analysis.sample_size import cell_costs
-
-        assert experiment.precision is not None
-        return cls(experiment.precision, pool=experiment.items_per_cell, seed=experiment.seed,
-                   costs=cell_costs(plan, experiment.precision))
+        return cls(experiment.precision, **cls.experiment_inputs(experiment, plan))
 
     # --- allocation -------------------------------------------------------------------
 
@@ -328,25 +319,8 @@ class StratifiedDesign:
             return "pool"
         return None
 
-    def drawn_items(self) -> dict[str, list[int]]:
-        """Cell -> the items drawn so far, in draw order."""
-        return {c: [int(i) for i in s.order[: s.taken]] for c, s in self.cells.items()}
-
-    def record(self) -> dict[str, Any]:
-        """The stopping record: the target, every look and why the run stopped (for ``run.json``)."""
-        lower, upper = self.bounds
-        return {
-            "precision": self.precision.to_dict(),
-            "target_half_width": round(self.precision.target_half_width(), 6),
-            "pool": self.pool,
-            "stopped": self.stop_reason() or "interrupted",
-            "draws": self.drawn,
-            "interval": [round(lower, 6), round(upper, 6)],
-            "interval_kind": "group-sequential repeated confidence interval "
-                             "(O'Brien-Fleming-type spending; valid at every look of this run)",
-            "max_information": round(self.max_information, 6),
-            "looks": list(self.looks),
-        }
+    def record_extra(self) -> dict[str, Any]:
+        return {"max_information": round(self.max_information, 6)}
 
 
 def t_critical(c: float, df: float) -> float:
