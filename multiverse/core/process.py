@@ -76,7 +76,7 @@ def signals_held() -> Iterator[None]:
         yield
     finally:
         for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
         if held:
             _deliver(held[0], previous.get(held[0]))
 

@@ -44,3 +44,16 @@ def test_outside_the_main_thread_the_block_just_runs(ctrl_c_raises):
     thread.start()
     thread.join()
     assert ran == [signal.default_int_handler]
+
+
+def test_a_handler_set_outside_python_is_put_back_as_the_default(monkeypatch):
+    installed = []
+
+    def record(signum, handler):  # nothing is installed: the process keeps its handlers
+        installed.append((signum, handler))
+        return None
+
+    monkeypatch.setattr(signal, "signal", record)
+    with signals_held():
+        pass
+    assert installed[2:] == [(signal.SIGINT, signal.SIG_DFL), (signal.SIGTERM, signal.SIG_DFL)]
