@@ -151,6 +151,7 @@ def prepare_run(
     *,
     cache: str | Path | None,
     out: str | Path | None,
+    backend: str | None,
     offline: bool,
     max_calls: int | None,
     max_cost_usd: float | None,
@@ -158,17 +159,20 @@ def prepare_run(
 ) -> PreparedRun:
     """Everything a run (fixed or sequential) checks and judges before its first rollout.
 
-    Applies the spend caps given on the call, checks credentials (unless
+    Checks that ``backend`` can run here, applies the spend caps given on the call, checks credentials (unless
     ``offline``) and the output folder before any call, then judges the roles'
     canaries and refuses a judge without signal when ``require_judge_signal``.
 
     Raises
     ------
+    multiverse._run.backends.BackendError
+        If ``backend`` cannot run here.
     multiverse.core.outputs.OutputDirError
         If ``out`` must not be replaced.
     multiverse.cube.canaries.NoJudgeSignal
         With ``require_judge_signal``, if a judge has no signal on its canaries.
     """
+    check_backend(backend)
     e = resolve_experiment(experiment)
     if max_calls is not None or max_cost_usd is not None:
         e = replace(
@@ -304,8 +308,7 @@ def run(
         is imported, unless ``offline``).
     """
     started = time.perf_counter()
-    check_backend(backend)
-    ready = prepare_run(experiment, cache=cache, out=out, offline=offline, max_calls=max_calls,
+    ready = prepare_run(experiment, cache=cache, out=out, backend=backend, offline=offline, max_calls=max_calls,
                         max_cost_usd=max_cost_usd, require_judge_signal=require_judge_signal)
     plan, roles, cache_dir, canaries = ready.plan, ready.roles, ready.cache_dir, ready.canaries
     canary_calls = ready.canary_calls

@@ -27,7 +27,6 @@ import numpy as np
 import xarray as xr
 
 from multiverse._run.assemble import assemble_cube, provenance
-from multiverse._run.backends import check_backend
 from multiverse._run.execute import execute_units
 from multiverse._run.runner import _run_streamed, _run_summary, merge_summaries, prepare_run, resolve_experiment
 from multiverse._run.stream import RunTally
@@ -154,12 +153,11 @@ def run_until_precision(
         With ``require_judge_signal``, if a judge has no signal on its canaries.
     """
     started = time.perf_counter()
-    check_backend(backend)
     e = resolve_experiment(experiment)
     if e.precision is None:
         raise ValueError(f"{e.source or e.name}: precision: a sequential run needs the experiment's precision: block")
-    ready = prepare_run(e, cache=cache, out=out, offline=offline, max_calls=max_calls, max_cost_usd=max_cost_usd,
-                        require_judge_signal=require_judge_signal)
+    ready = prepare_run(e, cache=cache, out=out, backend=backend, offline=offline, max_calls=max_calls,
+                        max_cost_usd=max_cost_usd, require_judge_signal=require_judge_signal)
     e, plan, roles, cache_dir = ready.experiment, ready.plan, ready.roles, ready.cache_dir
     canaries, canary_calls = ready.canaries, ready.canary_calls
     chosen = design(e, plan)
