@@ -82,14 +82,9 @@ class SequentialDesign(BatchDesign):
 
     Parameters
     ----------
-    precision
-        The declared target (:class:`~multiverse.config.precision.Precision`).
-    pool
-        Item slots per cell (``N``).
-    seed
-        Seeds the item permutations and the cell draws (a rerun draws the same items).
-    costs
-        Calls one item pair costs in each cell (default 1 each).
+    precision, pool, seed, costs
+        As :class:`~multiverse.analysis._batch_design.BatchDesign`; ``seed``
+        also seeds the cell draws (a rerun draws the same items).
     target_n
         Tune the sequence's bets for this many draws (e.g. the count
         :func:`~multiverse.analysis.sample_size.plan_items` predicts); ``None``

@@ -107,16 +107,7 @@ class _Cell:
 class StratifiedDesign(BatchDesign):
     """Allocate each batch's items to the cells, absorb their contrasts, keep the repeated confidence intervals.
 
-    Parameters
-    ----------
-    precision
-        The declared target (:class:`~multiverse.config.precision.Precision`).
-    pool
-        Item slots per cell (``N``).
-    seed
-        Seeds the item permutations (a rerun draws the same items).
-    costs
-        Calls one item pair costs in each cell (default 1 each).
+    Parameters as :class:`~multiverse.analysis._batch_design.BatchDesign`.
     """
 
     interval_kind = ("group-sequential repeated confidence interval "
