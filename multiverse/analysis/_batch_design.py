@@ -9,7 +9,7 @@ they read an experiment, order each cell's pool and record a run alike.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -70,6 +70,28 @@ class BatchDesign:
     def stop_reason(self) -> str | None:
         """Why the run stops, or ``None`` while it goes on."""
         raise NotImplementedError
+
+    def estimate(self) -> float:
+        """The point estimate of the contrast after the last look."""
+        raise NotImplementedError
+
+    def look(self, batch: Sequence[Any], **extra: Any) -> dict[str, Any]:
+        """Record a look after ``batch`` (items with a ``cell``): the interval, the estimate, ``extra``, the allocation."""
+        lower, upper = self.interval()
+        record = {
+            "look": len(self.looks) + 1,
+            "draws": self.drawn,
+            "estimated_calls": round(self.calls, 3),
+            "interval": [round(lower, 6), round(upper, 6)],
+            "half_width": round((upper - lower) / 2, 6),
+            "estimate": round(self.estimate(), 6),
+            **extra,
+            "allocation": {c: round(p, 6) for c, p in self.allocation_at_batch.items()},
+            "batch": {c: sum(1 for item in batch if item.cell == c) for c in self.cells},
+            "items": {c: s.taken for c, s in self.cells.items()},
+        }
+        self.looks.append(record)
+        return record
 
     def drawn_items(self) -> dict[str, list[int]]:
         """Cell -> the items drawn so far, in draw order."""

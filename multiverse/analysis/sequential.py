@@ -184,7 +184,7 @@ class SequentialDesign(BatchDesign):
             self.calls += s.cost
         batch = self.pending
         self.pending = []
-        return self._look(batch)
+        return self.look(batch)
 
     def observation(self, draw: Draw, d: float, *, stream: int = 0) -> tuple[float, float, float]:
         """``(Y, low, high)``: the draw's observation of the contrast and its bounds known before the draw.
@@ -215,22 +215,6 @@ class SequentialDesign(BatchDesign):
         open_cells = {c: p for c, p in share.items() if self.cells[c].taken < self.pool}
         total = sum(open_cells.values())
         return {c: p / total for c, p in open_cells.items()}
-
-    def _look(self, batch: Sequence[Draw]) -> dict[str, Any]:
-        lower, upper = self.cs.interval()
-        record = {
-            "look": len(self.looks) + 1,
-            "draws": self.drawn,
-            "estimated_calls": round(self.calls, 3),
-            "interval": [round(lower, 6), round(upper, 6)],
-            "half_width": round((upper - lower) / 2, 6),
-            "estimate": round(self.estimate(), 6),
-            "allocation": {c: round(p, 6) for c, p in self.allocation_at_batch.items()},
-            "batch": {c: sum(1 for d in batch if d.cell == c) for c in self.cells},
-            "items": {c: s.taken for c, s in self.cells.items()},
-        }
-        self.looks.append(record)
-        return record
 
     # --- state ------------------------------------------------------------------------
 

@@ -259,24 +259,13 @@ class StratifiedDesign(BatchDesign):
         self.bounds = (min(low, high), max(low, high)) if low > high else (low, high)
 
     def _look(self, batch: Sequence[Pick]) -> dict[str, Any]:
-        lower, upper = self.bounds
         boundary = self.boundaries[0]
-        record = {
-            "look": len(self.looks) + 1,
-            "draws": self.drawn,
-            "estimated_calls": round(self.calls, 3),
-            "interval": [round(lower, 6), round(upper, 6)],
-            "half_width": round((upper - lower) / 2, 6),
-            "estimate": round(self.estimate(), 6),
-            "critical_value": round(boundary.values[-1], 6) if boundary.values else None,
-            "degrees_of_freedom": round(self._degrees_of_freedom("low"), 3) if self.history else None,
-            "information_fraction": round(self._fraction(), 6),
-            "allocation": {c: round(p, 6) for c, p in self.allocation_at_batch.items()},
-            "batch": {c: sum(1 for p in batch if p.cell == c) for c in self.cells},
-            "items": {c: s.taken for c, s in self.cells.items()},
-        }
-        self.looks.append(record)
-        return record
+        return self.look(
+            batch,
+            critical_value=round(boundary.values[-1], 6) if boundary.values else None,
+            degrees_of_freedom=round(self._degrees_of_freedom("low"), 3) if self.history else None,
+            information_fraction=round(self._fraction(), 6),
+        )
 
     def _fraction(self) -> float:
         if any(s.taken == 0 for s in self.cells.values()):
