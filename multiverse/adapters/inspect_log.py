@@ -1,9 +1,12 @@
 """inspect_ai evaluation logs -> a judgment cube and its transcripts.
 
-Logs are read through inspect_ai's own reader (``inspect_ai.log.read_eval_log``),
-so every log format it writes (``.eval``, ``.json``) and every version it can
-read are read the same way; inspect_ai is an optional dependency (``make
-inspect`` installs it from ``requirements-inspect.lock``).
+The logs are read by the project's own reader of inspect_ai's log formats
+(``.eval`` and ``.json``, log format versions 1 and 2: see
+:mod:`multiverse.adapters._inspect_files`), not by inspect_ai: inspect_ai with
+the packages it installs is about 200 MB, and reading a log needs none of it.
+The tests pin this reader against inspect_ai's ``read_eval_log`` on logs
+inspect_ai wrote.  A log of another version or format is refused with one
+line naming the file and what was expected.
 
 =====================  =================================================================
 inspect_ai             cube
@@ -15,7 +18,8 @@ epoch                  ``replicate`` (epoch 1 is replicate 0)
 scorer                 ``judge``; a dict-valued scorer is one judge per key, ``scorer/key``
 score value            the label on the final assistant turn of principle ``score`` (-2 on
                        the turns before), on the scorer's scale; ``value`` keeps inspect's
-                       own float reading of every value (``value_to_float``)
+                       own float reading of every value (its ``value_to_float``: C 1,
+                       P 0.5, I and N 0, booleans and numbers as floats)
 messages, tool calls   the transcript (``transcript_id``; put in ``store=``)
 =====================  =================================================================
 
@@ -36,7 +40,8 @@ naming the log, the sample and the scorer; leave it out with ``scorers=``.
 A sample that ended in an error is a ``failed`` conversation with missing
 labels; a sample without a score from some scorer is missing for that judge
 (reason ``not_recorded``).  :func:`reduce_epochs` applies inspect_ai's epoch
-reducers to ``value``, as inspect_ai does when it writes the log.
+reducers to ``value``, as inspect_ai does when it writes the log;
+:func:`log_metrics` reads the metrics inspect_ai wrote into the logs' results.
 """
 
 from __future__ import annotations
@@ -50,8 +55,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
+from multiverse.adapters._inspect_files import read_log_file
 from multiverse.adapters._items import item_labels
 from multiverse.adapters._label_maps import integer
 from multiverse.core import schema as S
@@ -60,29 +67,15 @@ from multiverse.core.transcript import Action, Event, Transcript, TranscriptStor
 from multiverse.cube.build import new_cube
 from multiverse.cube.scales import scale_coords
 
-__all__ = ["PRINCIPLE", "USER_SIM", "REDUCERS", "InspectUnavailable", "inspect_log", "reduce_epochs"]
+__all__ = ["PRINCIPLE", "USER_SIM", "REDUCERS", "inspect_log", "log_metrics", "reduce_epochs"]
 
 PRINCIPLE = "score"
 USER_SIM = "inspect"
 CONDITION = "inspect"
 REDUCERS = ("mean", "median", "mode", "max", "pass_at_<k>", "at_least_<k>")
 _LETTERS = {"C": "pass", "I": "fail", "N": "fail"}
+_LETTER_FLOATS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 PathLike = str | os.PathLike[str]
-
-
-class InspectUnavailable(ImportError):
-    """inspect_ai is not installed (it is an optional dependency: ``make inspect``)."""
-
-
-def _inspect_log_api() -> Any:
-    try:
-        from inspect_ai import log as inspect_log_module
-        from inspect_ai.scorer import value_to_float
-    except ImportError as exc:
-        raise InspectUnavailable(
-            f"adapters.inspect_log needs inspect_ai ({exc}); install it with 'make inspect' "
-            "(requirements-inspect.lock)") from None
-    return inspect_log_module, value_to_float()
 
 
 @dataclass
@@ -108,51 +101,59 @@ def _log_files(path: Path) -> list[Path]:
     return [path]
 
 
-def _events(messages: Iterable[Any]) -> tuple[Event, ...]:
+def _text(content: Any) -> str:
+    """A message's text as inspect_ai's ``ChatMessage.text`` gives it: the string, or its text parts joined by newlines."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content or () if part.get("type") == "text")
+
+
+def _events(messages: Iterable[Mapping[str, Any]]) -> tuple[Event, ...]:
     """inspect_ai chat messages -> events: roles become actors, tool calls actions, tool results tool events."""
     events = []
     for number, message in enumerate(messages, start=1):
-        role = message.role
+        role = message["role"]
         meta: dict[str, Any] = {}
         actions: tuple[Action, ...] = ()
         if role == "assistant":
-            actions = tuple(Action(call.function, dict(call.arguments or {})) for call in (message.tool_calls or ()))
-            if getattr(message, "model", None):
-                meta["model"] = message.model
+            actions = tuple(Action(call["function"], dict(call.get("arguments") or {}))
+                            for call in message.get("tool_calls") or ())
+            if message.get("model"):
+                meta["model"] = message["model"]
         elif role == "tool":
-            meta = {"function": message.function or "", "tool_call_id": message.tool_call_id or ""}
-            if message.error is not None:
-                meta["error"] = message.error.message
+            meta = {"function": message.get("function") or "", "tool_call_id": message.get("tool_call_id") or ""}
+            if message.get("error") is not None:
+                meta["error"] = message["error"]["message"]
         actor = role if role in S.ACTORS else "system"
-        events.append(Event(turn=number, actor=actor, text=message.text or "", actions=actions, meta=meta))
+        events.append(Event(turn=number, actor=actor, text=_text(message.get("content")), actions=actions, meta=meta))
     return tuple(events)
 
 
 def _read(files: Sequence[Path], *, tasks: str, warnings: list[str]) -> list[_Sample]:
-    api, _ = _inspect_log_api()
     samples: list[_Sample] = []
     for file in files:
-        try:
-            log = api.read_eval_log(str(file))
-        except Exception as exc:  # inspect_ai raises many kinds; the file is what the user must hear about
-            raise ValueError(f"{file}: inspect_ai cannot read this log ({type(exc).__name__}: {exc})") from None
-        if log.status != "success":
-            warnings.append(f"{file.name}: log status {log.status!r}; its samples are read as they are")
-        task, model = log.eval.task, log.eval.model
-        for sample in log.samples or ():
-            sample_id = str(sample.id)
-            role = task if tasks == "role" else USER_SIM
+        log = read_log_file(file)
+        if log.header["status"] != "success":
+            warnings.append(f"{file.name}: log status {log.header['status']!r}; its samples are read as they are")
+        task, model = log.header["eval"]["task"], log.header["eval"]["model"]
+        for sample in log.samples:
+            sample_id, epoch, target = str(sample["id"]), int(sample["epoch"]), sample.get("target", "")
+            failed = sample.get("error") is not None
             transcript = Transcript(
-                role=role,
-                events=_events(sample.messages),
-                scenario={"task": task, "sample_id": sample_id, "epoch": int(sample.epoch),
-                          "target": sample.target if isinstance(sample.target, str) else list(sample.target)},
-                ended="failed" if sample.error is not None else "completed",
+                role=task if tasks == "role" else USER_SIM,
+                events=_events(sample.get("messages") or ()),
+                scenario={"task": task, "sample_id": sample_id, "epoch": epoch,
+                          "target": target if isinstance(target, str) else list(target)},
+                ended="failed" if failed else "completed",
             )
-            scores = {name: score.value for name, score in (sample.scores or {}).items()}
-            samples.append(_Sample(file.name, model, task, int(sample.epoch), sample_id, transcript, scores,
-                                   sample.error is not None))
+            scores = {name: score.get("value") for name, score in (sample.get("scores") or {}).items()}
+            samples.append(_Sample(file.name, model, task, epoch, sample_id, transcript, scores, failed))
     return samples
+
+
+def _to_float(value: Any) -> float:
+    """inspect_ai's ``value_to_float`` for the values a scale holds: C 1, P 0.5, I and N 0, else the number."""
+    return _LETTER_FLOATS[value] if isinstance(value, str) else float(value)
 
 
 def _where(sample: _Sample) -> str:
@@ -270,11 +271,10 @@ def inspect_log(
 
     Raises
     ------
-    InspectUnavailable
-        If inspect_ai is not installed.
     ValueError
         One line naming the log, sample and scorer of a value no scale holds,
-        a duplicated (model, task, epoch, sample), or an unreadable log.
+        a duplicated (model, task, epoch, sample), or a log this reader cannot
+        read (its file and what was expected).
     """
     if tasks not in ("role", "condition"):
         raise ValueError(f"inspect_log: tasks={tasks!r}, expected 'role' or 'condition'")
@@ -284,7 +284,6 @@ def inspect_log(
     samples = _read(files, tasks=tasks, warnings=warnings)
     if not samples:
         raise ValueError(f"{', '.join(map(str, paths))}: the logs hold no samples")
-    _, to_float = _inspect_log_api()
     judges = _flatten(samples, scorers)
     if not judges:
         raise ValueError(f"{', '.join(map(str, paths))}: no sample carries a score")
@@ -299,11 +298,40 @@ def inspect_log(
         raise ValueError(f"inspect_log: scales= names {unknown}, not scorers of these logs ({', '.join(judges)})")
     scale_of = {j: _scale_of(j, [(s.scores[j], _where(s)) for s in samples if s.scores.get(j) is not None],
                              (scales or {}).get(j)) for j in judges}
-    return _build(samples, judges, scale_of, tasks=tasks, to_float=to_float, files=files, warnings=warnings, store=store)
+    return _build(samples, judges, scale_of, tasks=tasks, files=files, warnings=warnings, store=store)
+
+
+def log_metrics(path: PathLike | Sequence[PathLike]) -> pd.DataFrame:
+    """The metrics inspect_ai wrote into the logs' results, one row per (log, score, metric).
+
+    Parameters
+    ----------
+    path
+        A log file, a folder of logs, or several of either (as :func:`inspect_log`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``log`` (file name), ``system`` (the model), ``task``,
+        ``judge`` (the cube's name for the score: the scorer, or
+        ``scorer/key`` for a key of a dict-valued scorer), ``reducer`` (the
+        epoch reducer, None for inspect_ai's default), ``metric`` and
+        ``value``; no rows for a log without results (a run that did not finish).
+    """
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    rows = []
+    for file in (f for p in paths for f in _log_files(Path(p))):
+        header = read_log_file(file, header_only=True).header
+        for score in (header.get("results") or {}).get("scores") or ():
+            judge = score["name"] if score["name"] == score["scorer"] else f"{score['scorer']}/{score['name']}"
+            rows += [{"log": file.name, "system": header["eval"]["model"], "task": header["eval"]["task"],
+                      "judge": judge, "reducer": score.get("reducer"), "metric": metric["name"],
+                      "value": metric["value"]} for metric in (score.get("metrics") or {}).values()]
+    return pd.DataFrame(rows, columns=["log", "system", "task", "judge", "reducer", "metric", "value"])
 
 
 def _build(samples: list[_Sample], judges: list[str], scale_of: dict[str, tuple[str, dict[str, int]]], *, tasks: str,
-           to_float: Any, files: list[Path], warnings: list[str], store: Any) -> xr.Dataset:
+           files: list[Path], warnings: list[str], store: Any) -> xr.Dataset:
     ids, items = item_labels(s.sample_id for s in samples)
     item_of = dict(zip(ids, items, strict=True))
     systems = sorted({s.system for s in samples})
@@ -338,7 +366,7 @@ def _build(samples: list[_Sample], judges: list[str], scale_of: dict[str, tuple[
                 missing[judge] += 1
                 continue
             raw = s.scores[judge]
-            value[pos + (j,)] = to_float(raw)
+            value[pos + (j,)] = _to_float(raw)
             if scale_of[judge][0] == "likert":
                 rating[cell] = float(raw)  # type: ignore[index]
             else:

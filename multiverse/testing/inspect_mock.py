@@ -4,7 +4,10 @@
 ``add`` tool, then the user asks it to check its answer) against two mock
 models of different skill for a number of epochs, scored by inspect_ai's own
 ``includes()`` and by a deterministic noisy grader, and writes real ``.eval``
-logs: what the inspect adapter's tests and the inspect study read.
+logs: what the inspect adapter's tests and the inspect study read (committed in
+``tests/adapters/inspect_logs/`` and ``experiments/inspect_mockllm_logs/``, so
+that neither needs inspect_ai; the tests that do check they are still what
+inspect_ai writes).
 
 Every reply is a function of the request alone (the model's name, the
 conversation so far and the epoch, which a solver writes into the first user
@@ -46,7 +49,10 @@ def write_mock_logs(
     Parameters
     ----------
     log_dir
-        Folder for the ``.eval`` logs (created).
+        Folder for the ``.eval`` logs (created).  inspect_ai names a log by
+        its time and a random id; each is renamed after its model
+        (``careful.eval`` for ``mockllm/careful``), replacing an earlier log
+        of that name.
     skills
         ``{mockllm model: P(right final answer)}``.
     samples, epochs
@@ -155,4 +161,4 @@ def write_mock_logs(
     failed = [log.error.message for log in logs if log.status != "success" and log.error is not None]
     if failed:
         raise RuntimeError(f"the mock inspect_ai evaluation failed: {failed[0][:300]}")
-    return [Path(log.location) for log in logs]
+    return [Path(log.location).replace(log_dir / f"{log.eval.model.split('/')[-1]}.eval") for log in logs]

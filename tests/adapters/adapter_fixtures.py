@@ -42,3 +42,20 @@ def v1_record(task_id, trial, reward, traj, *, gold=(), reward_info="default") -
         },
         "traj": traj,
     }
+
+
+INSPECT_LOGS = Path(__file__).with_name("inspect_logs")
+"""Logs inspect_ai wrote (``write_mock_logs`` with :data:`INSPECT_MOCK`): ``careful.eval`` and ``hasty.eval``."""
+
+INSPECT_MOCK = {"samples": 6, "epochs": 3, "extra_scorers": ("quality", "rubric")}
+
+
+def inspect_json_log(source: Path, path: Path, *, edit=None) -> Path:
+    """An inspect_ai ``.eval`` log rewritten as a ``.json`` log (inspect_ai's other format), after ``edit(log)``."""
+    from multiverse.adapters._inspect_files import read_log_file
+
+    log = read_log_file(source)
+    data = {**log.header, "samples": log.samples}
+    if edit is not None:
+        edit(data)
+    return write_json(path, data)
