@@ -4,8 +4,13 @@ Input: an inspect_ai task run by inspect_ai itself with its ``mockllm`` models
 (:func:`multiverse.testing.inspect_mock.write_mock_logs`: a multi-turn
 arithmetic task with an ``add`` tool, two mock models of different skill,
 three epochs, two scorers: inspect_ai's ``includes()`` and a deterministic
-grader that agrees with the answer's correctness 85% of the time), read back
-from the ``.eval`` logs with :func:`multiverse.adapters.inspect_log`.
+grader that agrees with the answer's correctness 85% of the time).  Its
+``.eval`` logs, as inspect_ai wrote them, are committed in
+``inspect_mockllm_logs/`` (:func:`write_logs` writes them again; the tests
+check that inspect_ai still writes the same samples and scores), so the study
+needs no inspect_ai: it reads them with :func:`multiverse.adapters.inspect_log`
+and takes inspect_ai's own means from their results with
+:func:`multiverse.adapters.inspect_log.log_metrics`.
 
 Numbers
 -------
@@ -37,7 +42,7 @@ from _common import finite_or_none, save_figure
 
 import multiverse
 from multiverse.adapters import inspect_log
-from multiverse.adapters.inspect_log import reduce_epochs
+from multiverse.adapters.inspect_log import log_metrics, reduce_epochs
 from multiverse.analysis import paired_differences
 from multiverse.cube.io import save_cube
 
@@ -45,41 +50,41 @@ NAME = "inspect_mockllm"
 SCORERS = ("includes", "grader")
 SAMPLES = 24
 EPOCHS = 3
+LOGS = Path(__file__).with_name(f"{NAME}_logs")
+"""The committed logs: one ``.eval`` file per mock model, named after it (``careful.eval``, ``hasty.eval``)."""
 
 
-def _inspect_means(logs: list[Path]) -> dict[str, dict[str, float]]:
-    from inspect_ai.log import read_eval_log
+def write_logs(folder: str | Path = LOGS) -> list[Path]:
+    """Run the mock evaluation with inspect_ai (``make inspect``) and write its logs into ``folder``, one per model."""
+    from multiverse.testing.inspect_mock import write_mock_logs
 
-    out: dict[str, dict[str, float]] = {}
-    for path in logs:
-        log = read_eval_log(str(path))
-        out[log.eval.model] = {score.name: next(m.value for m in score.metrics.values() if m.name in ("accuracy", "mean"))
-                               for score in log.results.scores}
-    return out
+    return write_mock_logs(folder, samples=SAMPLES, epochs=EPOCHS)
+
+
+def _inspect_means(logs: Path) -> dict[str, dict[str, float]]:
+    """Per model and scorer, the accuracy or mean inspect_ai wrote into the log's results."""
+    metrics = log_metrics(logs)
+    metrics = metrics[metrics["metric"].isin(("accuracy", "mean"))]
+    return {model: dict(zip(rows["judge"], rows["value"], strict=True)) for model, rows in metrics.groupby("system")}
 
 
 def main(*, out_dir: str | Path, figures_dir: str | Path | None = None, **_: object) -> dict:
-    """Run the mock evaluation, read its logs, and return the numbers (module docstring).
+    """Read the committed logs and return the numbers (module docstring).
 
     With ``figures_dir``, draws each scorer's failure rate per model with the
     spread over epochs (``fig11_inspect_scorers``).  The study's data and cache
-    folders are accepted and unused: inspect_ai's mock models call nothing.
+    folders are accepted and unused: the logs are committed.
     """
-    from multiverse.testing.inspect_mock import write_mock_logs
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for old in (out_dir / "logs").glob("*.eval"):
-        old.unlink()
-    logs = write_mock_logs(out_dir / "logs", samples=SAMPLES, epochs=EPOCHS)
     store = out_dir / "transcripts.sqlite"
     store.unlink(missing_ok=True)
-    cube = inspect_log(logs, store=store)
+    cube = inspect_log(LOGS, store=store)
     save_cube(cube, out_dir / "cube.nc")
 
     systems = [str(s) for s in cube["system"].values]
     short = {s: s.removeprefix("mockllm/") for s in systems}  # the numbers' keys (the paper's placeholders)
-    own = _inspect_means(logs)
+    own = _inspect_means(LOGS)
     reduced = reduce_epochs(cube, "mean")
     reproduced = {s: {j: float(reduced.sel(system=s, judge=j).mean()) for j in SCORERS} for s in systems}
     gap = max(abs(reproduced[s][j] - own[s][j]) for s in systems for j in SCORERS)

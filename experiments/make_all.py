@@ -5,7 +5,8 @@ folder with ``main(*, out_dir, data_dir, cache_dir, figures_dir) -> dict`` that
 writes its cube(s) under ``results/<study>/``, its figures under ``figures/`` and
 returns the numbers the paper quotes.  A study whose inputs (its own source, the
 experiment files it reads, the library's source) are unchanged since its last
-successful run is skipped; its stored numbers are reused.  Model calls go through
+successful run is skipped; its stored numbers are reused (a study's committed
+input logs, ``<study>_logs/``, count among its inputs).  Model calls go through
 the on-disk cache in ``.cache/``, so even a re-run study makes no call twice.
 
 Finally every number is written to ``paper/numbers.json``, ``paper/paper.md``
@@ -78,6 +79,7 @@ def _shared_digest() -> str:
 
 def _inputs_digest(study: str) -> str:
     own = sorted(EXPERIMENTS.glob(f"{study}*.yaml")) + [EXPERIMENTS / f"{study}.py"]
+    own += sorted(p for p in EXPERIMENTS.glob(f"{study}_logs/*") if p.is_file())  # committed input logs
     return _digest_paths(own) + _shared_digest()
 
 
