@@ -27,7 +27,8 @@ $(STAMP): requirements.lock requirements-build.lock pyproject.toml
 
 venv: $(TEST_STAMP)
 
-run: $(STAMP) $(INSPECT_STAMP)
+# The run lock alone: the inspect_ai study reads committed logs with the project's own log reader.
+run: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= MULTIVERSE_DATA_MIRROR="$(DATA_MIRROR)" $(BIN)/python experiments/make_all.py
 
 # The test lock: the run lock's packages at the same versions, plus the test-only ones (pytest,
@@ -46,7 +47,8 @@ lint: $(TEST_STAMP)
 bench: $(TEST_STAMP)
 	$(BIN)/python -m benchmarks
 
-# The `inspect` extra: inspect_ai (adapters.inspect_log, the inspect_mockllm study), hash-locked on
+# The `inspect` extra: inspect_ai, for the tests that pin adapters.inspect_log's reader against
+# inspect_ai's own and write the committed mock logs again (nothing else needs it), hash-locked on
 # top of the main lock (datasets, which checks parquet exports in the tests, is in the test lock). inspect_ai caps fsspec and botocore below
 # the main lock's versions, so this lock pins fsspec, boto3 and botocore lower; every other package it
 # shares with the main lock is held at the main lock's version.

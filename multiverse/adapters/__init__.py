@@ -9,8 +9,8 @@
 ``alpaca_leaderboards``   AlpacaEval leaderboards -> win rates per (system, judge)
 ``long_table``            any long-format judgment table (CSV / JSONL / parquet / DataFrame),
                           labels on any scale (severity, binary, pairwise, likert)
-``inspect_log``           inspect_ai evaluation logs -> cube and transcripts (needs the
-                          optional inspect_ai: ``make inspect``)
+``inspect_log``           inspect_ai evaluation logs -> cube and transcripts (read
+                          without inspect_ai)
 ``export_parquet``        a run -> parquet files for pandas and ``datasets``
 ========================  ==============================================================
 
