@@ -81,6 +81,11 @@ def read_log_file(path: Path, *, header_only: bool = False) -> LogFile:
     if version not in LOG_VERSIONS:
         raise ValueError(f"{path}: inspect_ai log format version {version!r}; this reader reads versions "
                          f"{' and '.join(map(str, LOG_VERSIONS))}")
+    missing = [key for key in ("task", "model") if not isinstance(header["eval"].get(key), str)]
+    if missing:
+        raise ValueError(f"{path}: the log's eval has no {missing[0]!r}; expected an inspect_ai log")
+    if any(not isinstance(s, dict) or "id" not in s or not isinstance(s.get("epoch"), int) for s in samples):
+        raise ValueError(f"{path}: a sample without an 'id' or an integer 'epoch'; expected inspect_ai samples")
     header.setdefault("status", "started")
     samples = [_migrate(sample) for sample in samples]
     samples.sort(key=lambda s: (s["epoch"], s["id"] if isinstance(s["id"], str) else str(s["id"]).zfill(20)))

@@ -194,7 +194,11 @@ def test_a_version_1_log_reads_its_one_score_under_inspects_placeholder_name(tmp
     ("empty.eval", {}, r"empty\.eval: no header\.json or _journal/start\.json; expected an inspect_ai \.eval log"),
     ("bzip.eval", {"header.json": {"version": 2, "eval": {}}}, r"bzip\.eval: member header\.json uses zip compression method 12; "
                                                                 r"expected stored, deflate or zstd \(93\)"),
-], ids=["unknown_version", "json_but_no_log", "broken_json", "eval_not_a_zip", "eval_without_header", "eval_bzip2_member"])
+    ("nomodel.json", {"version": 2, "eval": {"task": "t"}}, r"nomodel\.json: the log's eval has no 'model'; expected an inspect_ai log"),
+    ("noepoch.json", {"version": 2, "eval": {"task": "t", "model": "m"}, "samples": [{"id": 1}]},
+     r"noepoch\.json: a sample without an 'id' or an integer 'epoch'; expected inspect_ai samples"),
+], ids=["unknown_version", "json_but_no_log", "broken_json", "eval_not_a_zip", "eval_without_header", "eval_bzip2_member",
+        "eval_without_model", "sample_without_epoch"])
 def test_a_log_it_cannot_read_is_refused_with_one_line(tmp_path, name, content, message):
     path = tmp_path / name
     if path.suffix == ".json":
