@@ -72,7 +72,7 @@ def read_log_file(path: Path, *, header_only: bool = False) -> LogFile:
         header, samples = _read_eval(path, header_only=header_only)
     elif path.suffix == ".json":
         header = _json(path.read_bytes(), path, "one JSON object")
-        samples = [] if header_only else list(header.pop("samples", None) or ())
+        samples = list(header.pop("samples", None) or ()) if isinstance(header, dict) else []
     else:
         raise ValueError(f"{path}: expected an inspect_ai log, a .eval or .json file")
     if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
@@ -87,7 +87,7 @@ def read_log_file(path: Path, *, header_only: bool = False) -> LogFile:
     if any(not isinstance(s, dict) or "id" not in s or not isinstance(s.get("epoch"), int) for s in samples):
         raise ValueError(f"{path}: a sample without an 'id' or an integer 'epoch'; expected inspect_ai samples")
     header.setdefault("status", "started")
-    samples = [_migrate(sample) for sample in samples]
+    samples = [] if header_only else [_migrate(sample) for sample in samples]
     samples.sort(key=lambda s: (s["epoch"], s["id"] if isinstance(s["id"], str) else str(s["id"]).zfill(20)))
     return LogFile(path, header, samples)
 

@@ -189,6 +189,7 @@ def test_a_version_1_log_reads_its_one_score_under_inspects_placeholder_name(tmp
 @pytest.mark.parametrize(("name", "content", "message"), [
     ("future.json", {"version": 3, "eval": {}}, r"future\.json: inspect_ai log format version 3; this reader reads versions 1 and 2"),
     ("other.json", {"rows": []}, r"other\.json: not an inspect_ai log \(expected an object with 'version' and 'eval'\)"),
+    ("list.json", [1, 2], r"list\.json: not an inspect_ai log \(expected an object with 'version' and 'eval'\)"),
     ("broken.json", "{not json", r"broken\.json: expected one JSON object \(inspect_ai log\)"),
     ("plain.eval", "not a zip", r"plain\.eval: not an inspect_ai \.eval log \(expected a zip archive\)"),
     ("empty.eval", {}, r"empty\.eval: no header\.json or _journal/start\.json; expected an inspect_ai \.eval log"),
@@ -197,7 +198,7 @@ def test_a_version_1_log_reads_its_one_score_under_inspects_placeholder_name(tmp
     ("nomodel.json", {"version": 2, "eval": {"task": "t"}}, r"nomodel\.json: the log's eval has no 'model'; expected an inspect_ai log"),
     ("noepoch.json", {"version": 2, "eval": {"task": "t", "model": "m"}, "samples": [{"id": 1}]},
      r"noepoch\.json: a sample without an 'id' or an integer 'epoch'; expected inspect_ai samples"),
-], ids=["unknown_version", "json_but_no_log", "broken_json", "eval_not_a_zip", "eval_without_header", "eval_bzip2_member",
+], ids=["unknown_version", "json_but_no_log", "json_list", "broken_json", "eval_not_a_zip", "eval_without_header", "eval_bzip2_member",
         "eval_without_model", "sample_without_epoch"])
 def test_a_log_it_cannot_read_is_refused_with_one_line(tmp_path, name, content, message):
     path = tmp_path / name
