@@ -67,7 +67,7 @@ class Setting:
     min_turns: int | None = None
     missing: dict[str, float] = field(default_factory=dict)  # cells missing completely at random, per system
     missing_on_breach: float = 0.0  # cells the judge calls a clear breach go missing this much more: not at random
-    hard_items_missing: float = 0.0  # system b's cells go missing more on items with more planted breaches
+    hard_items_missing: float = 0.0  # system b's cells go missing more on items of higher planted difficulty
     end_after_breach: float = 0.0  # a run fails right after its first planted clear breach this often
     item_spread: float = 0.5
     agreement: bool = False
@@ -170,11 +170,19 @@ def stacked_cubes(setting: Setting, *, m: int, items: int, seed: int):
     stacked = xr.Dataset(out, coords=coords, attrs=cube.attrs)
     stacked = stacked.assign_coords({c: cube.coords[c] for c in cube.coords if c not in cube.dims
                                      and "item" not in cube[c].dims and "condition" not in cube[c].dims})
-    return damage(stacked, setting, np.random.default_rng(seed + 7))
+    difficulty = np.asarray(cube.attrs["planted"]["difficulty"]).reshape(m, items)
+    return damage(stacked, setting, np.random.default_rng(seed + 7), difficulty=difficulty)
 
 
-def damage(cube, setting: Setting, rng: np.random.Generator):
-    """Missing judgments and early endings, as ``setting`` says."""
+def damage(cube, setting: Setting, rng: np.random.Generator, *, difficulty: np.ndarray):
+    """Missing judgments and early endings, as ``setting`` says.
+
+    ``difficulty`` ``(condition, item)``: every item's planted difficulty.  Hard
+    items lose cells by the rank of their difficulty, not of their drawn
+    breaches: a rank of drawn breaches counts the lost cells' own verdicts (a
+    breached cell raises its item's rank, so it goes missing more often than a
+    clean cell of an item as hard), which is missing not at random.
+    """
     severity = cube["severity"].values.copy()  # (system, role, user_sim, condition, replicate, item, turn, principle, judge)
     ended = cube["ended"].values.copy()
     systems = list(cube["system"].values)
@@ -182,10 +190,9 @@ def damage(cube, setting: Setting, rng: np.random.Generator):
     for s, name in enumerate(systems):
         share[s] = setting.missing.get(name, 0.0)
     if setting.hard_items_missing:
-        breaches = (cube["truth"].values == 2).sum(axis=(0, 4, 6, 7))  # (role, user_sim, condition, item)
-        rank = breaches.argsort(axis=-1).argsort(axis=-1) / max(breaches.shape[-1] - 1, 1)
+        rank = difficulty.argsort(axis=-1).argsort(axis=-1) / max(difficulty.shape[-1] - 1, 1)  # (condition, item)
         b = systems.index("b")
-        share[b] += setting.hard_items_missing * rank[:, :, :, None, :, None, None, None]
+        share[b] += setting.hard_items_missing * rank[None, None, :, None, :, None, None, None]
     if setting.missing_on_breach:
         share = np.where(severity == 2, share + setting.missing_on_breach, share)
     lost = (rng.random(severity.shape) < share) & (severity != -2)

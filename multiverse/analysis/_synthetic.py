@@ -74,7 +74,8 @@ def planted_cube(
     Returns
     -------
     xarray.Dataset
-        A cube with ``truth``; ``attrs["planted"]`` records the parameters.
+        A cube with ``truth``; ``attrs["planted"]`` records the parameters and
+        every item's drawn ``difficulty`` (its breach-probability multiplier).
     """
     rng = np.random.default_rng(seed)
     principles = sorted({p for r in roles for p in S.ROLE_PRINCIPLES[r]})
@@ -98,6 +99,7 @@ def planted_cube(
     base = np.asarray(list(systems.values()), dtype=float).reshape(-1, 1, 1, 1, 1, 1, 1, 1)
     pressure = np.asarray(list(user_sims.values()), dtype=float).reshape(1, 1, -1, 1, 1, 1, 1, 1)
     difficulty = np.exp(rng.normal(0.0, item_spread, items)).reshape(1, 1, 1, 1, 1, -1, 1, 1)
+    cube.attrs["planted"]["difficulty"] = difficulty.ravel().tolist()
     p_breach = np.clip(base * pressure * difficulty, 0.0, 1.0)
     u = rng.random(truth_shape)
     truth = np.where(u < p_breach, S.CLEAR_BREACH, np.where(u < p_breach + partial, S.PARTIAL_DEVIATION, 0))

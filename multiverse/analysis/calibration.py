@@ -26,6 +26,7 @@ import xarray as xr
 from multiverse import __version__
 from multiverse.analysis._bootstrap import bound_coords, percentile_interval
 from multiverse.analysis.raters import default_level, labels_of, metric_from_tables, pair_table_draws
+from multiverse.core import schema as S
 
 __all__ = ["HUMANS", "calibration_table", "false_positive_diagnosis"]
 
@@ -179,7 +180,13 @@ def false_positive_diagnosis(cube: xr.Dataset, *, humans: Sequence[str], judges:
     -------
     xarray.Dataset
         Over ``judge``: ``false_positives``, ``after_earlier_breach`` and
-        ``share_after`` (their ratio; NaN without false positives).
+        ``share_after`` (their ratio; NaN without false positives), and the
+        cells behind them: ``n_judged`` (cells whose reference is no breach
+        and the judge rated: the cells a false positive is counted among) and
+        ``n_unjudged`` (reference no breach, the judge's judgment missing:
+        dropped).  Cells left out of every judge's count, by reason:
+        ``n_tied`` (the humans split evenly) and ``n_unrated`` (no human rated
+        an applicable cell).
     """
     values = labels_of(cube.sel(judge=list(humans) + list(judges)), standard="clear_breach").values
     human = values.sel(judge=list(humans))
@@ -188,11 +195,15 @@ def false_positive_diagnosis(cube: xr.Dataset, *, humans: Sequence[str], judges:
     breach = 2 * votes > rated
     clean = (2 * votes < rated) & (rated > 0)
     earlier = breach.astype(np.int8).cumsum("turn") - breach.astype(np.int8) > 0
-    out: dict[str, list[int]] = {"false_positives": [], "after_earlier_breach": []}
+    applicable = (cube["severity"].sel(judge=list(humans)) != S.NOT_APPLICABLE).any("judge").reset_coords(drop=True)
+    out: dict[str, list[int]] = {"false_positives": [], "after_earlier_breach": [], "n_judged": [], "n_unjudged": []}
     for judge in judges:
         fp = (values.sel(judge=judge) == 1) & clean
+        judged = (values.sel(judge=judge) >= 0) & clean
         out["false_positives"].append(int(fp.sum()))
         out["after_earlier_breach"].append(int((fp & earlier).sum()))
+        out["n_judged"].append(int(judged.sum()))
+        out["n_unjudged"].append(int((clean & ~judged).sum()))
     total = np.asarray(out["false_positives"], dtype=float)
     after = np.asarray(out["after_earlier_breach"], dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -202,4 +213,8 @@ def false_positive_diagnosis(cube: xr.Dataset, *, humans: Sequence[str], judges:
         "false_positives": ("judge", total.astype(np.int64)),
         "after_earlier_breach": ("judge", after.astype(np.int64)),
         "share_after": ("judge", share),
+        "n_judged": ("judge", np.asarray(out["n_judged"], dtype=np.int64)),
+        "n_unjudged": ("judge", np.asarray(out["n_unjudged"], dtype=np.int64)),
+        "n_tied": int(((2 * votes == rated) & (rated > 0)).sum()),
+        "n_unrated": int(((rated == 0) & applicable).sum()),
     }, coords=coords)

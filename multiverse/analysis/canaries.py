@@ -80,7 +80,12 @@ def canary_corrected_rate(cube: xr.Dataset, *, judge: str, level: float = 0.95) 
         meeting the canaries' standard, its interval clustered by conversation;
         the corrected one is ``(raw + specificity - 1) / (sensitivity + specificity - 1)``
         (Rogan and Gladen 1978), clipped to [0, 1], with a delta-method interval
-        adding the canaries' binomial variances.  Attrs state the assumptions.
+        adding the canaries' binomial variances.  Attrs state the assumptions
+        and count what was used and dropped: ``n_items`` (the conversations
+        with a valid cell: the clusters), ``n_cells`` (valid cells),
+        ``n_missing`` (cells whose judgment is missing, left out) and
+        ``n_unjudged`` (conversations with cells to judge but none judged,
+        left out).
 
     Raises
     ------
@@ -100,8 +105,10 @@ def canary_corrected_rate(cube: xr.Dataset, *, judge: str, level: float = 0.95) 
     severity = cube["severity"].sel(judge=judge)
     cells = severity.transpose(*S.CONVERSATION_DIMS, ...).values.reshape(-1, int(np.prod([severity.sizes[d] for d in severity.dims if d not in S.CONVERSATION_DIMS])))
     valid = cells >= 0
+    missing = cells == S.MISSING
     counts, positives = valid.sum(axis=1), ((cells >= threshold) & valid).sum(axis=1)
     keep = counts > 0
+    unjudged = int((~keep & missing.any(axis=1)).sum())
     counts, positives = counts[keep].astype(float), positives[keep].astype(float)
     g, n = len(counts), counts.sum()
     raw = positives.sum() / n
@@ -129,6 +136,8 @@ def canary_corrected_rate(cube: xr.Dataset, *, judge: str, level: float = 0.95) 
         specificity=spec,
         n_items=g,
         n_cells=int(n),
+        n_missing=int(missing.sum()),
+        n_unjudged=unjudged,
         correction="Rogan-Gladen: (raw + specificity - 1) / (sensitivity + specificity - 1), clipped to [0, 1]",
         assumptions=(
             "the judge's sensitivity and specificity on the cube's cells equal those on the canaries "

@@ -162,7 +162,11 @@ def clustered_se_of_rate(data: xr.Dataset | xr.DataArray, *, cluster: str = "ite
     Returns
     -------
     xarray.DataArray
-        The scores' dims without ``cluster`` and ``rerun``.
+        ``se`` over the scores' dims without ``cluster`` and ``rerun``, with
+        coordinates counting what it used and dropped, as :func:`noise_floor`
+        does: ``n_used``, ``n_imputed``, ``n_excluded`` and ``n_not_ruled``
+        (conversations, :func:`~multiverse.analysis._scores.usage`) and
+        ``n_clusters`` (items with a conversation used).
 
     See Also
     --------
@@ -171,7 +175,13 @@ def clustered_se_of_rate(data: xr.Dataset | xr.DataArray, *, cluster: str = "ite
     scores = unit_scores(data)
     sums, counts = _item_totals(scores, rerun)
     _, influence = _influence(sums, counts, cluster)
-    return _with_imputation(_se(influence, counts, cluster), scores, counts.sum(cluster)).rename("se")
+    se = _with_imputation(_se(influence, counts, cluster), scores, counts.sum(cluster)).rename("se")
+    used = usage(scores, reduce=[cluster, rerun]).assign(n_clusters=(counts > 0).sum(cluster).astype(np.int64))
+    used = used.drop_vars([c for c in used.coords if c not in used.dims])
+    se = se.assign_coords({name: part.broadcast_like(se) for name, part in used.data_vars.items()})
+    se.attrs = {"analysis": "clustered standard error of the rate", "multiverse_version": __version__,
+                "cluster": cluster, "rerun": rerun, "reference": MILLER, "missing": scores.attrs.get("missing", "none")}
+    return se
 
 
 def noise_floor(

@@ -33,6 +33,19 @@ Two assumptions are offered (``missing=``):
     one), its item's cells and share of missing cells (a judge that fails
     more often on hard items loses more cells where more breaches are), the
     principle and the turn of each missing cell.
+
+    "Given its item" allows missingness that goes with anything fixed about
+    the item (its difficulty, length or topic) and with its observed cells,
+    but not with the missing cells' own verdicts, even through the item's
+    total: a judge that fails more often on the items that *turned out* to
+    breach more (counting the breaches it failed to judge) loses breached
+    cells more often than clean cells of items as hard, which is missing not
+    at random.  The model reads the item's difficulty from its own observed
+    cells and those of the items that lose as many cells (the item classes'
+    prior is a multinomial logit in the item's missing share), so it holds
+    when difficulty follows the missing share smoothly, as in the coverage
+    benchmark's ``unequal_missing_hard_items`` setting
+    (``benchmarks/README.md``).
 ``"complete_case"``
     Only conversations with no missing cell in the rule's scope count (the
     rule of earlier releases): unbiased when judgments go missing completely at

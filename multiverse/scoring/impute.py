@@ -138,7 +138,10 @@ class _ItemPrior:
     ``log P(class j) - log P(class 0) = a[j] + b[j] * z``, ``z`` the item's
     missing share as a z-score within its stratum, and the ridge ``PRIOR_RIDGE``
     on ``a`` and ``b`` (a class no item takes keeps a finite, small
-    probability; ``b`` is 0 when every item loses as many cells).
+    probability; ``b`` is 0 when every item loses as many cells).  The
+    assumption: given its class, an item's missing cells are like its
+    observed ones (missing at random given the item: its share may follow the
+    item's difficulty, not the missing cells' own verdicts).
     """
 
     def __init__(self, covariate: np.ndarray, classes: int) -> None:

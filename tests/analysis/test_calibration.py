@@ -85,6 +85,17 @@ def test_false_positive_diagnosis_closed_cases(humans, judge, want):
     assert (int(got["false_positives"].sel(judge="j")), int(got["after_earlier_breach"].sel(judge="j"))) == want
 
 
+def test_false_positive_diagnosis_counts_the_cells_it_used_and_left_out():
+    """Turn 1: humans tie; turn 2: no human rated; turn 3: the judge's judgment missing; turn 4: used."""
+    cube = _one_conversation([[2, -1, 0, 0], [0, -1, 0, 0]], [0, 0, -1, 2])
+    got = false_positive_diagnosis(cube, humans=["h1", "h2"], judges=["j"])
+    one_principle = len(S.ROLE_PRINCIPLES["tutor"]) - 1  # the other principles: every rater says 0 on every turn
+    assert int(got["false_positives"].sel(judge="j")) == 1
+    assert int(got["n_judged"].sel(judge="j")) == 1 + 4 * one_principle
+    assert int(got["n_unjudged"].sel(judge="j")) == 1
+    assert (int(got["n_tied"]), int(got["n_unrated"])) == (1, 1)
+
+
 @pytest.mark.parametrize("options, message", [
     pytest.param({"humans": ["h1"]}, "at least two humans", id="one-human"),
     pytest.param({"humans": ["h1", "zed"]}, "not judges of the cube", id="unknown-human"),

@@ -180,4 +180,7 @@ def test_noise_floor_without_reruns_keeps_the_clustered_error_only(cube):
     out = noise_floor(scores)
     assert {"rate", "se", "ci", "mdd", "n_valid", "n_clusters", "n_used", "n_imputed", "n_excluded",
             "n_not_ruled"} == set(out.data_vars)
-    xr.testing.assert_allclose(out["se"], clustered_se_of_rate(scores))
+    se = clustered_se_of_rate(scores)
+    xr.testing.assert_allclose(out["se"].reset_coords(drop=True), se.reset_coords(drop=True))
+    for name in ("n_used", "n_imputed", "n_excluded", "n_not_ruled", "n_clusters"):  # what it used and dropped
+        xr.testing.assert_equal(out[name].reset_coords(drop=True), se[name].reset_coords(drop=True).rename(name))

@@ -132,6 +132,22 @@ def test_the_canary_corrected_rate_recovers_the_planted_share_of_breaches(make_c
     assert "transportable" in found.attrs["assumptions"]
 
 
+def test_the_canary_corrected_rate_counts_the_cells_and_conversations_it_left_out(make_cube):
+    cube = _canary_cube(make_cube, 0.7, 0.85)
+    severity = cube["severity"].transpose("item", "turn", ..., "judge")
+    values = severity.values.copy()  # one system, role, user simulator, condition; 4 replicates
+    applicable = values != -2
+    conversation = applicable[0, ..., 0, :, -1].sum()  # item 0, replicate 0: wholly unjudged
+    turn = applicable[1, 0, ..., 0, :, -1].sum()  # item 1, replicate 0: its first turn unjudged
+    values[0, ..., 0, :, -1] = np.where(applicable[0, ..., 0, :, -1], -1, values[0, ..., 0, :, -1])
+    values[1, 0, ..., 0, :, -1] = np.where(applicable[1, 0, ..., 0, :, -1], -1, values[1, 0, ..., 0, :, -1])
+    before = analysis.canary_corrected_rate(cube, judge="j")
+    found = analysis.canary_corrected_rate(cube.assign(severity=severity.copy(data=values)), judge="j")
+    assert found.attrs["n_unjudged"] == 1 and found.attrs["n_items"] == before.attrs["n_items"] - 1
+    assert found.attrs["n_missing"] == before.attrs["n_missing"] + conversation + turn
+    assert found.attrs["n_cells"] == before.attrs["n_cells"] - conversation - turn
+
+
 def test_no_correction_exists_for_a_judge_without_signal(make_cube):
     with pytest.raises(ValueError, match="no signal"):
         analysis.canary_corrected_rate(_canary_cube(make_cube, 0.4, 0.5, n=400), judge="j")

@@ -46,12 +46,17 @@ def test_a_stratum_without_a_violation_fits_finite_small_rates(classes):
 
 
 def _lose_on_hard_items(cube, *, seed):
-    """System b loses up to 40 points more of its judgments on the items with more planted breaches."""
+    """System b loses up to 40 points more of its judgments on the items of higher planted difficulty.
+
+    By the rank of the item's difficulty, not of its drawn breaches: a rank of
+    drawn breaches would make a breached cell go missing more often than a
+    clean cell of an item as hard (not at random).
+    """
     rng = np.random.default_rng(seed)
     severity = cube["severity"].values.copy()  # (system, role, user_sim, condition, replicate, item, turn, principle, judge)
-    breaches = (cube["truth"].values == 2).sum(axis=(0, 4, 6, 7))  # (role, user_sim, condition, item)
-    rank = breaches.argsort(axis=-1).argsort(axis=-1) / (breaches.shape[-1] - 1)
-    share = 0.02 + 0.4 * rank[:, :, :, None, :, None, None, None]
+    difficulty = np.asarray(cube.attrs["planted"]["difficulty"])
+    rank = difficulty.argsort().argsort() / (len(difficulty) - 1)
+    share = 0.02 + 0.4 * rank[None, None, None, None, :, None, None, None]
     lost = (rng.random(severity[1].shape) < share) & (severity[1] != -2)
     severity[1][lost] = -1
     return cube.assign(severity=cube["severity"].copy(data=severity))
@@ -61,9 +66,9 @@ def test_an_item_that_loses_more_judgments_is_imputed_from_items_that_lose_as_ma
     """Missing at random given the item: two equal systems, b losing its judgments on the hard items.
 
     One cube of 300 items; the paired difference against the complete-data
-    difference on the same cube.  A prior shared by every item imputed the
-    items that lose the most cells from those that lose the fewest (-0.0149);
-    with the item's missing share as a covariate of its class, -0.0018.
+    difference on the same cube.  A prior shared by every item imputes the
+    items that lose the most cells from those that lose the fewest (-0.0091);
+    with the item's missing share as a covariate of its class, -0.0016.
     """
     from multiverse.analysis._synthetic import planted_cube
     from multiverse.scoring import estimate, score
@@ -82,4 +87,4 @@ def test_an_item_that_loses_more_judgments_is_imputed_from_items_that_lose_as_ma
     fit = estimate.fit_classes
     monkeypatch.setattr(estimate, "fit_classes", lambda violated, clean, missing=None: fit(violated, clean))
     shared_prior = difference(damaged) - complete
-    assert shared_prior < -0.012 and abs(error) < 0.004
+    assert shared_prior < -0.007 and abs(error) < 0.004
