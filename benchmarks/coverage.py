@@ -31,7 +31,8 @@ damage: the complete-data rate the judge would give.  The figures: ``rate``
 difference, ``ci`` and test at 5%), ``pass_hat_k`` (``k = 2``: ``noise_floor``'s
 ``pass_hat_k`` and ``pass_hat_k_ci``), ``bounds`` (the worst-case bounds of
 :func:`~multiverse.scoring.score_bounds` widened by their own intervals: the
-lower bound's lower limit to the upper bound's upper limit), ``kappa`` and
+lower bound's lower limit to the upper bound's upper limit; ``bounds_b`` the
+same for system ``b``), ``kappa`` and
 ``alpha`` (:func:`~multiverse.analysis.agreement_ci` of the two judges on clear
 breaches), and under a planted null the specification curve's tests
 (``median_estimate``, ``share_significant``, ``stouffer_z``: two-sided, 2
@@ -67,11 +68,17 @@ class Setting:
     min_turns: int | None = None
     missing: dict[str, float] = field(default_factory=dict)  # cells missing completely at random, per system
     missing_on_breach: float = 0.0  # cells the judge calls a clear breach go missing this much more: not at random
-    hard_items_missing: float = 0.0  # system b's cells go missing more on items of higher planted difficulty
+    hard_items_missing: float = 0.0  # system b's cells go missing more on the harder items ...
+    hard_items_by: str = "difficulty"  # ... ranked by planted difficulty, or by drawn "breaches" (not at random)
     end_after_breach: float = 0.0  # a run fails right after its first planted clear breach this often
     item_spread: float = 0.5
     agreement: bool = False
     curve: bool = False
+
+    @property
+    def at_random(self) -> bool:
+        """Whether the imputation's assumption holds: missingness does not follow the missing verdicts."""
+        return not (self.missing_on_breach or self.hard_items_by == "breaches")
 
     @property
     def null(self) -> bool:
@@ -110,6 +117,8 @@ def settings() -> list[Setting]:
         Setting("early_ending", (30,), planted, end_after_breach=0.5),
         Setting("unequal_missing", (12, 30), equal, missing={"a": 0.02, "b": 0.20}),
         Setting("unequal_missing_hard_items", (30,), equal, missing={"a": 0.02, "b": 0.02}, hard_items_missing=0.4),
+        Setting("unequal_missing_breach_ranked", (30,), equal, missing={"a": 0.02, "b": 0.02}, hard_items_missing=0.4,
+                hard_items_by="breaches"),
         Setting("agreement_item_effects", (10, 30), planted, item_spread=1.0, agreement=True),
     ]
 
@@ -178,10 +187,11 @@ def damage(cube, setting: Setting, rng: np.random.Generator, *, difficulty: np.n
     """Missing judgments and early endings, as ``setting`` says.
 
     ``difficulty`` ``(condition, item)``: every item's planted difficulty.  Hard
-    items lose cells by the rank of their difficulty, not of their drawn
-    breaches: a rank of drawn breaches counts the lost cells' own verdicts (a
-    breached cell raises its item's rank, so it goes missing more often than a
-    clean cell of an item as hard), which is missing not at random.
+    items lose cells by the rank of their difficulty, or with ``hard_items_by
+    = "breaches"`` by the rank of their drawn breaches (both systems' cells
+    counted): that rank counts the lost cells' own verdicts (a breached cell
+    raises its item's rank, so it goes missing more often than a clean cell of
+    an item as hard), which is missing not at random.
     """
     severity = cube["severity"].values.copy()  # (system, role, user_sim, condition, replicate, item, turn, principle, judge)
     ended = cube["ended"].values.copy()
@@ -190,9 +200,14 @@ def damage(cube, setting: Setting, rng: np.random.Generator, *, difficulty: np.n
     for s, name in enumerate(systems):
         share[s] = setting.missing.get(name, 0.0)
     if setting.hard_items_missing:
-        rank = difficulty.argsort(axis=-1).argsort(axis=-1) / max(difficulty.shape[-1] - 1, 1)  # (condition, item)
         b = systems.index("b")
-        share[b] += setting.hard_items_missing * rank[None, None, :, None, :, None, None, None]
+        if setting.hard_items_by == "breaches":
+            breaches = (cube["truth"].values == 2).sum(axis=(0, 4, 6, 7))  # (role, user_sim, condition, item)
+            rank = breaches.argsort(axis=-1).argsort(axis=-1) / max(breaches.shape[-1] - 1, 1)
+            share[b] += setting.hard_items_missing * rank[:, :, :, None, :, None, None, None]
+        else:
+            rank = difficulty.argsort(axis=-1).argsort(axis=-1) / max(difficulty.shape[-1] - 1, 1)  # (condition, item)
+            share[b] += setting.hard_items_missing * rank[None, None, :, None, :, None, None, None]
     if setting.missing_on_breach:
         share = np.where(severity == 2, share + setting.missing_on_breach, share)
     lost = (rng.random(severity.shape) < share) & (severity != -2)
@@ -244,11 +259,14 @@ def draws(setting: Setting, items: int, m: int, truth: dict[str, float], *, seed
         passed = floor["pass_hat_k"].sel(system="a", k=K).values.ravel()
         out["bias pass_hat_k"] = passed - truth["pass_hat_k"]
         out["coverage pass_hat_k"] = covers(floor["pass_hat_k_ci"].sel(system="a", k=K), truth["pass_hat_k"])
-        if setting.missing_on_breach:
+        if not setting.at_random:
             bounds = score_bounds(cube, standards="clear_breach", rules="any_turn")
-            lower = noise_floor(one(bounds["lower"]), k=[1])["ci"].sel(system="a", ci_bound="lower").values.ravel()
-            upper = noise_floor(one(bounds["upper"]), k=[1])["ci"].sel(system="a", ci_bound="upper").values.ravel()
-            out["coverage bounds"] = ((lower <= truth["rate"]) & (truth["rate"] <= upper)).astype(float)
+            low, high = (noise_floor(one(bounds[side]), k=[1])["ci"] for side in ("lower", "upper"))
+            for system, key, true in (("a", "bounds", truth["rate"]),
+                                      ("b", "bounds_b", truth["rate"] + truth["paired_difference"])):
+                lower = low.sel(system=system, ci_bound="lower").values.ravel()
+                upper = high.sel(system=system, ci_bound="upper").values.ravel()
+                out[f"coverage {key}"] = ((lower <= true) & (true <= upper)).astype(float)
         if setting.curve:
             null = score(cube, standards=["clear_breach", "any_deviation"], rules=["any_turn", "turn_mean", "last_turn"])
             curve = spec_curve(null, contrast=("b", "a"), direction="two-sided", n_boot=N_BOOT, alpha=ALPHA, seed=seed)
@@ -326,7 +344,7 @@ def _check(kind: str, what: str, setting: Setting, value: float, mcse: float, n:
     """Why a figure misses its acceptance rule, or "" (see the module docstring)."""
     if not n:
         return "undefined everywhere"
-    if setting.missing_on_breach and what != "bounds":
+    if not setting.at_random and not what.startswith("bounds"):
         return ""  # not at random by design: reported, and the bounds carry the guarantee
     if kind == "bias":
         return "" if abs(value) <= 3 * mcse else f"|bias| > 3 mcse ({3 * mcse:.4f})"
