@@ -333,8 +333,10 @@ def paired_differences(
         interval's one-sided level at 0, calibrated in that it is uniform when
         the two are equal), ``mdd`` (minimum detectable difference at
         ``power``, for planning), ``n_clusters`` (items on common support),
-        ``n_pairs`` (conversation cells compared) and ``n_dropped`` (cells
-        where only one of the two had a value: dropped for missing support).
+        ``n_clusters_dropped`` (items where one of the two has a value but
+        no cell has both: dropped for missing support), ``n_pairs``
+        (conversation cells compared) and ``n_dropped`` (cells where only one
+        of the two had a value: dropped for missing support).
 
     See Also
     --------
@@ -398,6 +400,7 @@ def paired_differences(
             "mdd": xr.apply_ufunc(lambda s, g: minimum_detectable(s, alpha=alpha, power=power, n_clusters=g), se,
                                   clusters),
             "n_clusters": clusters,
+            "n_clusters_dropped": ((count == 0) & (totals.dropped > 0)).sum(cluster),
             "n_pairs": n.astype(np.int64),
             "n_dropped": totals.dropped.sum(cluster).astype(np.int64),
         }

@@ -127,6 +127,7 @@ def test_a_pair_without_common_support_is_dropped_and_counted():
     b_lost = scores.where((scores["system"] != "b") | (scores["item"] != 1))  # b's easy item has no value
     pairs = paired_differences(b_lost, adjust="none").squeeze(drop=True).sel(system="a", system_b="b")
     assert int(pairs.n_pairs) == 1 and int(pairs.n_dropped) == 1 and float(pairs.difference) == 0.0
+    assert int(pairs.n_clusters) == 1 and int(pairs.n_clusters_dropped) == 1  # the easy item: no cell with both
 
 
 def test_pass_hat_k_interval_is_wilsons_over_the_items_with_k_reruns():
