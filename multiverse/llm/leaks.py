@@ -306,7 +306,8 @@ def find_metadata(messages: Iterable[Mapping[str, Any]]) -> tuple[int, str] | No
 
     Only a mood or pressure note counts here (narration is the user's text to
     strip, not metadata).  A text without the word ``pressure`` or ``mood`` is
-    skipped before the fuller patterns run.
+    skipped before the fuller patterns run; a text checked before is not
+    scanned again (its verdict is remembered by digest).
     """
     for index, _role, text in _texts(messages):
         if _PRESSURE_WORD.search(text) is None:

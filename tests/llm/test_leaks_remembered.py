@@ -7,7 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from multiverse.llm import leaks
-from multiverse.llm.leaks import SimulatorMetadataError, check_request, find_metadata, state_notes
+from multiverse.llm.leaks import (
+    SimulatorMetadataError,
+    check_request,
+    find_metadata,
+    state_notes,
+)
 
 PIECES = ["pressure", "Pressure", "PRESSURE", "mood", "Mood", "feeling", "state", "emotion", ":", ": ", "=", " ", "\n",
           "\n\n", "1.5", "2", "1,5", "(", ")", "*", "_", "[", "]", "{", "}", "<", ">", ";", ".", "frustrated",
