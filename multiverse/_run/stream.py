@@ -154,6 +154,7 @@ class CubeStore:
         template = stringified(template)
         template.to_zarr(self.path, mode="w", encoding=zarr_encoding(template), **ZARR_WRITE)
         self._variables = set(template.data_vars)
+        self._arrays: dict[str, Any] = {}
 
     def write(self, result: UnitResult, *, reason_rows: list[dict[str, Any]] | None = None) -> None:
         """Write one unit's part of the cube into its chunk (and collect its judges' reasons)."""
@@ -163,11 +164,32 @@ class CubeStore:
         for name in part.data_vars:
             if "item" in part[name].dims and name not in self._variables:
                 self._add_variable(part[name])
-        region = {dim: slice(self._positions[dim][label], self._positions[dim][label] + 1) for dim, label in where.items()}
-        region.update({dim: slice(None) for dim in ("item", "turn", "principle", "judge")})
-        values = part[[name for name in part.data_vars if "item" in part[name].dims]]
-        values = values.drop_vars(list(values.coords))
-        values.to_zarr(self.path, region={d: s for d, s in region.items() if d in values.dims}, **ZARR_WRITE)
+        at = {dim: self._positions[dim][label] for dim, label in where.items()}
+        for name in part.data_vars:
+            if "item" in part[name].dims:
+                self._write_chunk(str(name), part[name], at)
+
+    def _write_chunk(self, name: str, var: xr.DataArray, at: Mapping[str, int]) -> None:
+        """Write one unit's values of variable ``name`` straight into its zarr array: exactly one chunk.
+
+        Straight through zarr rather than ``Dataset.to_zarr(region=...)``: the
+        variables' encoding was fixed when the store was created (the int8
+        codes need none, text is stored as it is), and xarray's per-call
+        checks of the whole store cost more than the write.
+        """
+        array = self._arrays.get(name)
+        if array is None:
+            import zarr
+
+            # every chunk written, a blank one too (an absent chunk is damage: multiverse.cube.integrity)
+            array = zarr.open_array(str(self.path / name), mode="r+").with_config({"write_empty_chunks": True})
+            self._arrays[name] = array
+        dims = array.metadata.dimension_names
+        values = var.transpose(*(d for d in dims if d in var.dims)).values
+        if array.dtype == _STRING:
+            values = values.astype(_STRING)
+        array[tuple(slice(at[d], at[d] + 1) if d in at else slice(None) for d in dims)] = values.reshape(
+            tuple(1 if d in at else n for d, n in zip(dims, array.shape)))
 
     def _add_variable(self, var: xr.DataArray) -> None:
         """Add a per-conversation variable a judge first reported now (``""`` where it did not rule)."""

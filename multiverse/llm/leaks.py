@@ -30,8 +30,11 @@ patterns are small, and no maintained library detects role-play framing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -292,6 +295,10 @@ def _texts(messages: Iterable[Mapping[str, Any]]) -> Iterable[tuple[int, str, st
 
 
 _PRESSURE_WORD = re.compile("pressure|mood", re.IGNORECASE)
+_REMEMBERED_TEXTS = 4096
+"""How many message texts :func:`find_metadata` remembers the verdict of (the most recently checked)."""
+_REMEMBERED: OrderedDict[bytes, str | None] = OrderedDict()
+_REMEMBERED_LOCK = threading.Lock()
 
 
 def find_metadata(messages: Iterable[Mapping[str, Any]]) -> tuple[int, str] | None:
@@ -299,14 +306,37 @@ def find_metadata(messages: Iterable[Mapping[str, Any]]) -> tuple[int, str] | No
 
     Only a mood or pressure note counts here (narration is the user's text to
     strip, not metadata).  A text without the word ``pressure`` or ``mood`` is
-    skipped before the fuller patterns run.
+    skipped before the fuller patterns run; a text checked before is not
+    scanned again (its verdict is remembered by digest).
     """
     for index, _role, text in _texts(messages):
         if _PRESSURE_WORD.search(text) is None:
             continue
-        for note in state_notes(text, narration=False):
-            return index, text[note.start : note.end].strip()
+        note = _first_note(text)
+        if note is not None:
+            return index, note
     return None
+
+
+def _first_note(text: str) -> str | None:
+    """The first mood or pressure note in one message text, stripped, or ``None``.
+
+    Remembered by the text's digest (a few hundred bytes per text, however long
+    the text): a judge prompt holds the role (whose wording may say "pressure")
+    and the transcript up to the turn it judges, and every judge is asked about
+    the same turn, so the same long text is checked several times in one run.
+    """
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    with _REMEMBERED_LOCK:
+        if digest in _REMEMBERED:
+            _REMEMBERED.move_to_end(digest)
+            return _REMEMBERED[digest]
+    note = next((text[n.start : n.end].strip() for n in state_notes(text, narration=False)), None)
+    with _REMEMBERED_LOCK:
+        _REMEMBERED[digest] = note
+        while len(_REMEMBERED) > _REMEMBERED_TEXTS:
+            _REMEMBERED.popitem(last=False)
+    return note
 
 
 def find_framing(messages: Iterable[Mapping[str, Any]]) -> tuple[int, str] | None:
