@@ -21,18 +21,11 @@ LATENCY_MS = 10
 
 
 @pytest.fixture
-def slow_sequential_experiment(tiny_experiment, write_experiment):
-    data = tiny_experiment(horizon=2, systems={"a": "sim/target-a", "b": "sim/target-b"}, items=12)
-    data["dims"]["condition"] = {
-        "calm": {"horizon": 2, "search": "seed_only", "pressure": 0.2},
-        "hard": {"horizon": 2, "search": "seed_only", "pressure": 2.0},
-    }
+def slow_sequential_experiment(sequential_data, write_experiment):
+    data = sequential_data(batch=2, max_items=6)
     slow = {"latency_ms": LATENCY_MS}
-    data["sim"]["targets"] = {"a": dict(slow), "b": {"breach": {"*": 0.25}, **slow}}
-    data["sim"]["users"]["plain"] = dict(slow)
-    data["sim"]["judges"]["strict"] = dict(slow)
-    data["precision"] = {"contrast": ["b", "a"], "standard": "clear_breach", "rule": "any_turn",
-                         "half_width": 0.02, "batch": 2, "max_items": 6}
+    for table, name in (("targets", "a"), ("targets", "b"), ("users", "plain"), ("judges", "strict")):
+        data["sim"][table][name] = {**data["sim"][table].get(name, {}), **slow}
     return write_experiment(data)
 
 

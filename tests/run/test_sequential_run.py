@@ -15,15 +15,8 @@ from multiverse.llm import RunStopped
 
 
 @pytest.fixture
-def sequential_experiment(tiny_experiment, write_experiment):
-    data = tiny_experiment(horizon=2, systems={"a": "sim/target-a", "b": "sim/target-b"}, items=12)
-    data["dims"]["condition"] = {
-        "calm": {"horizon": 2, "search": "seed_only", "pressure": 0.2},
-        "hard": {"horizon": 2, "search": "seed_only", "pressure": 2.0},
-    }
-    data["sim"]["targets"]["b"] = {"breach": {"*": 0.25}}
-    data["precision"] = {"contrast": ["b", "a"], "standard": "clear_breach", "rule": "any_turn",
-                         "half_width": 0.02, "batch": 4, "max_items": 12}
+def sequential_experiment(sequential_data, write_experiment):
+    data = sequential_data(batch=4, max_items=12)
     return write_experiment(data)
 
 
