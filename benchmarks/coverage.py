@@ -75,6 +75,10 @@ class Setting:
     agreement: bool = False
     curve: bool = False
 
+    def __post_init__(self) -> None:
+        if self.hard_items_by not in ("difficulty", "breaches"):
+            raise ValueError(f"setting {self.name}: hard_items_by={self.hard_items_by!r}, expected 'difficulty' or 'breaches'")
+
     @property
     def at_random(self) -> bool:
         """Whether the imputation's assumption holds: missingness does not follow the missing verdicts."""
