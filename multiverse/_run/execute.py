@@ -263,9 +263,9 @@ async def run_or_replay(client: Any, plan: Plan, unit: Unit, role: Any, judges: 
     counted as cache hits; the replay holds the rollout and the model judges'
     judgments (which depend only on cached responses), and every other judge
     (deterministic ones, panels, judges of registered kinds: code that may
-    change without the cache knowing; pairwise judges, whose reference model
-    is not part of the unit's key) judges afresh, its model calls served from
-    the cache.  A unit run afresh is
+    change without the cache knowing) judges afresh, its model calls served
+    from the cache.  A pairwise judge's reference model is part of its plan
+    (:func:`multiverse.plan.make_plan`), so of the unit's key.  A unit run afresh is
     stored as a replay if none of its calls failed.  Units of recorded
     conversations (``rollouts:``) are judged afresh (their judge calls come
     from the cache), since the file they read is not part of the replay's key.
@@ -274,7 +274,7 @@ async def run_or_replay(client: Any, plan: Plan, unit: Unit, role: Any, judges: 
         return await judge_unit(client, plan, unit, role, judges, await run_unit(client, plan, unit, role, judges))
     from multiverse._run.replay import decode_replay, encode_replay, replay_key
 
-    models = [label for label, spec in plan.experiment.judges.items() if spec.model is not None and spec.against is None]
+    models = [label for label, spec in plan.experiment.judges.items() if spec.model is not None]
     key = replay_key(plan, unit, role)
     payload = client.cache.get_replay(key)
     stored = decode_replay(payload) if payload is not None else None

@@ -234,3 +234,22 @@ def test_plan_counts_each_reference_reply_once_and_a_changed_reference_changes_t
     first_plan, other_plan = make_plan(with_pairwise).judge, make_plan(parse_experiment(other)).judge
     assert (first_plan.sel(judge="first") != other_plan.sel(judge="first")).all()
     assert (first_plan.sel(judge="fair") == other_plan.sel(judge="fair")).all()
+
+
+def test_a_replayed_unit_keeps_its_pairwise_verdicts_and_a_changed_reference_judges_afresh(tmp_path):
+    cache = tmp_path / "cache"
+    data = _experiment(**PAIRWISE)
+    data["sim"]["targets"]["other"] = {"breach": {"*": 0.1}}  # in both, so only the reference differs
+    experiment = parse_experiment(data)
+    first = multiverse.run(experiment, cache=cache)
+    replayed = multiverse.run(experiment, cache=cache)
+    assert replayed.attrs["run"]["calls"] == 0
+    assert replayed["severity"].equals(first["severity"])
+    other = _experiment(**PAIRWISE)
+    other["dims"]["judge"]["first"] = {"pairwise": "sim/judge-first", "against": "sim/target-other"}
+    other["sim"]["targets"]["other"] = {"breach": {"*": 0.1}}
+    assert parse_experiment(other).judges["fair"] == experiment.judges["fair"]
+    changed = multiverse.run(parse_experiment(other), cache=cache)
+    fresh = multiverse.run(parse_experiment(other), cache=tmp_path / "fresh", replay=False)
+    assert changed["severity"].equals(fresh["severity"])
+    assert not changed["severity"].sel(judge="first").equals(first["severity"].sel(judge="first"))
