@@ -343,6 +343,10 @@ def read_probes(reader: FieldReader, value: Any, field: str = "dims.judge_probe"
     return out
 
 
+PROBEABLE_KINDS = ("model", "pairwise")
+"""The judge kinds a probe can change the input of: the probes' builders take these kinds' specs."""
+
+
 def probed_judges(
     reader: FieldReader, judges: Mapping[str, JudgeSpec | None], probes: Mapping[str, Probe], field: str = "dims.judge_probe"
 ) -> dict[str, JudgeSpec]:
@@ -352,8 +356,7 @@ def probed_judges(
     judges, which read one reply; the order probe probes ``pairwise`` judges,
     which compare two.
     """
-    probeable = {label: spec for label, spec in judges.items()
-                 if spec is not None and spec.model is not None and spec.kind != "probe"}
+    probeable = {label: spec for label, spec in judges.items() if spec is not None and spec.kind in PROBEABLE_KINDS}
     out: dict[str, JudgeSpec] = {}
     for name, probe in probes.items():
         scale = probe.kind.scale
@@ -372,7 +375,7 @@ def probed_judges(
             if label in judges or label in out:
                 reader.problem(join(field, name), f"the probed judge's label {label!r} is already a judge label")
                 continue
-            spec = ProbedSpec(base=base, model=probeable[base].model, label=name, probe=probe, judge=probeable[base])
+            spec = ProbedSpec(base=base, label=name, probe=probe, judge=probeable[base])
             out[label] = JudgeSpec(PROBE_JUDGE, spec, plain(PROBE_JUDGE.to_yaml(spec)))
     return out
 

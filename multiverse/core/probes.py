@@ -86,17 +86,20 @@ class Probe:
 
 @dataclass(frozen=True)
 class ProbedSpec:
-    """What a probed judge is: the judge it probes (label, model and spec) and the probe (label and value).
+    """What a probed judge is: the judge it probes (label and spec) and the probe (label and value).
 
-    ``judge`` is the probed judge's :class:`~multiverse.core.choices.JudgeSpec`;
-    ``model`` the model it calls.
+    ``judge`` is the probed judge's :class:`~multiverse.core.choices.JudgeSpec`.
     """
 
     base: str
-    model: Any
     label: str
     probe: Probe
     judge: Any
+
+    @property
+    def model(self) -> Any:
+        """The model the probed judge calls (its base judge's)."""
+        return self.judge.model
 
 
 def probe_label(judge: str, probe: str) -> str:
