@@ -182,7 +182,7 @@ class CubeStore:
             import zarr
 
             # every chunk written, a blank one too (an absent chunk is damage: multiverse.cube.integrity)
-            array = zarr.open_array(str(self.path / name), mode="r+").with_config({"write_empty_chunks": True})
+            array = zarr.open_array(str(self.path / name), mode="r+").with_config({"write_empty_chunks": ZARR_WRITE["write_empty_chunks"]})
             self._arrays[name] = array
         dims = array.metadata.dimension_names
         values = var.transpose(*(d for d in dims if d in var.dims)).values

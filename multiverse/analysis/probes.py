@@ -100,10 +100,10 @@ def _measure(values: np.ndarray, standard: str | None) -> np.ndarray:
     return (values >= CELL_STANDARDS[standard]).astype(float)
 
 
-def _pairs(cube: xr.Dataset) -> list[tuple[str, str, str, xr.DataArray, xr.DataArray]]:
-    """``(label, base, probe, probed values, base values)`` for every probed judge of a cube."""
+def _pairs(cube: xr.Dataset, *, caller: str) -> list[tuple[str, str, str, xr.DataArray, xr.DataArray]]:
+    """``(label, base, probe, probed values, base values)`` for every probed judge of a cube (``caller`` names the error)."""
     if "judge_probe" not in cube.coords or "judge_base" not in cube.coords:
-        raise ValueError("probe_effects: the cube has no probed judges (coordinates judge_probe and judge_base; "
+        raise ValueError(f"{caller}: the cube has no probed judges (coordinates judge_probe and judge_base; "
                          "see dims.judge_probe in experiments/README.md)")
     severity = cube["severity"]
     out = []
@@ -153,7 +153,7 @@ def probe_effects(
         raise ValueError(f"probe_effects: standard {standard!r} is not read cell by cell; expected None or one of "
                          f"{', '.join(CELL_STANDARDS)}")
     scales = judge_scales(cube)
-    found = [p for p in _pairs(cube) if (judges is None or p[0] in judges)
+    found = [p for p in _pairs(cube, caller="probe_effects") if (judges is None or p[0] in judges)
              and (standard is None or scales[p[0]] == "severity")]
     rows = []
     for label, base, probe, probed, unprobed in found:
@@ -227,7 +227,7 @@ def combine_orders(cube: xr.Dataset, *, probe: str = "swapped") -> xr.DataArray:
         If no pairwise judge of the cube was probed by ``probe``.
     """
     scales = judge_scales(cube)
-    pairs = [(base, label) for label, base, found, _, _ in _pairs(cube)
+    pairs = [(base, label) for label, base, found, _, _ in _pairs(cube, caller="combine_orders")
              if found == probe and scales.get(base) == "pairwise"]
     if not pairs:
         raise ValueError(f"combine_orders: no pairwise judge of the cube is probed by {probe!r} "

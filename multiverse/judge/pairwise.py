@@ -29,9 +29,10 @@ the design under which the two replies answer the same thing.
 
 from __future__ import annotations
 
+
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from multiverse.core.choices import ModelSpec
@@ -155,16 +156,6 @@ def parse_preferences(text: str | None, principle_ids: Iterable[str], *, swapped
     return codes, reasons
 
 
-class _Parse:
-    """:func:`parse_preferences` in one order (picklable, unlike a closure)."""
-
-    def __init__(self, swapped: bool):
-        self.swapped = swapped
-
-    def __call__(self, text: str | None, principle_ids: Iterable[str]) -> tuple[dict[str, int], dict[str, str]] | None:
-        return parse_preferences(text, principle_ids, swapped=self.swapped)
-
-
 def _before(transcript: Transcript, turn: int) -> Transcript:
     """The conversation before assistant turn ``turn``'s reply."""
     reply = transcript.assistant_events[turn - 1]
@@ -235,6 +226,6 @@ class PairwiseJudge:
         by_transcript: dict[int, list[tuple[int, Any]]] = {}
         for (index, turn), response in zip(asked, responses):
             by_transcript.setdefault(index, []).append((turn, response))
-        parse = _Parse(self.swapped)
+        parse = partial(parse_preferences, swapped=self.swapped)  # picklable, unlike a closure
         return [judgment_from_answers(by_transcript.get(index, []), tuple(role.principle_ids), context, parse=parse)
                 for index, role in enumerate(roles)]

@@ -76,9 +76,10 @@ def test_under_a_standard_the_effect_is_on_the_share_of_cells_meeting_it(make_cu
         analysis.probe_effects(cube, standard="persistent")
 
 
-def test_a_cube_without_probes_is_refused_with_the_way_to_get_them(make_cube):
-    with pytest.raises(ValueError, match="dims.judge_probe"):
-        analysis.probe_effects(make_cube(items=3))
+@pytest.mark.parametrize("read", [analysis.probe_effects, analysis.combine_orders], ids=["probe_effects", "combine_orders"])
+def test_a_cube_without_probes_is_refused_by_name_with_the_way_to_get_them(make_cube, read):
+    with pytest.raises(ValueError, match=rf"^{read.__name__}: the cube has no probed judges.*dims.judge_probe"):
+        read(make_cube(items=3))
 
 
 def _pairwise(make_cube, shown: list[int], swapped: list[int]) -> xr.Dataset:
