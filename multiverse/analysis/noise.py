@@ -146,6 +146,13 @@ def _with_imputation(se: xr.DataArray, scores: xr.DataArray, n: xr.DataArray,
         return np.sqrt(se**2 + 2 * variance.sum(dims) / n**2)
 
 
+def _clustered_rate(scores: xr.DataArray, *, cluster: str, rerun: str) -> tuple[xr.DataArray, xr.DataArray, xr.DataArray]:
+    """``(rate, se, conversations used per item)``: the pooled rate and its cluster-robust SE with the imputation terms."""
+    sums, counts = _item_totals(scores, rerun)
+    rate, influence = _influence(sums, counts, cluster)
+    return rate, _with_imputation(_se(influence, counts, cluster), scores, counts.sum(cluster)), counts
+
+
 def clustered_se_of_rate(data: xr.Dataset | xr.DataArray, *, cluster: str = "item", rerun: str = "replicate") -> xr.DataArray:
     """Cluster-robust standard error of each system's rate under each specification.
 
@@ -173,9 +180,8 @@ def clustered_se_of_rate(data: xr.Dataset | xr.DataArray, *, cluster: str = "ite
     noise_floor, paired_differences
     """
     scores = unit_scores(data)
-    sums, counts = _item_totals(scores, rerun)
-    _, influence = _influence(sums, counts, cluster)
-    se = _with_imputation(_se(influence, counts, cluster), scores, counts.sum(cluster)).rename("se")
+    _, se, counts = _clustered_rate(scores, cluster=cluster, rerun=rerun)
+    se = se.rename("se")
     used = usage(scores, reduce=[cluster, rerun]).assign(n_clusters=(counts > 0).sum(cluster).astype(np.int64))
     used = used.drop_vars([c for c in used.coords if c not in used.dims])
     se = se.assign_coords({name: part.broadcast_like(se) for name, part in used.data_vars.items()})
@@ -231,9 +237,7 @@ def noise_floor(
     paired_differences, multiverse.pass_hat_k, spec_curve
     """
     scores = unit_scores(data)
-    sums, counts = _item_totals(scores, rerun)
-    rate, influence = _influence(sums, counts, cluster)
-    se = _with_imputation(_se(influence, counts, cluster), scores, counts.sum(cluster))
+    rate, se, counts = _clustered_rate(scores, cluster=cluster, rerun=rerun)
     clusters = (counts > 0).sum(cluster)
     out = xr.Dataset({"rate": rate, "se": se, "ci": _wilson(rate, se, counts.sum(cluster), clusters, ci)})
     decided = decided_values(scores)
