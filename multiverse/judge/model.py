@@ -49,6 +49,50 @@ REASON_MAX_CHARS = 200
 """Longest reason the structured-output schema allows (keeps a judgment's reply short)."""
 
 
+def per_principle_schema(principle_ids: Sequence[str], field: str, value: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON schema of an answer keyed by exactly ``principle_ids``, each ``{field: <value>, "reason": <string>}``."""
+    entry = {
+        "type": "object",
+        "properties": {field: dict(value), "reason": {"type": "string", "maxLength": REASON_MAX_CHARS}},
+        "required": [field, "reason"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {pid: entry for pid in principle_ids},
+        "required": list(principle_ids),
+        "additionalProperties": False,
+    }
+
+
+def read_per_principle(
+    text: str | None, principle_ids: Iterable[str], field: str, read: Callable[[Any], int | None],
+) -> tuple[dict[str, int], dict[str, str]] | None:
+    """``(codes, reasons)`` from an answer of :func:`per_principle_schema`'s form, or ``None`` if it is anything else.
+
+    The answer's keys must be exactly ``principle_ids``, each entry exactly
+    ``{field, "reason"}`` with a string reason; ``read`` turns an entry's
+    ``field`` value into its code, or ``None`` when the value is not allowed.
+    """
+    if not text:
+        return None
+    ids: Sequence[str] = tuple(principle_ids)
+    data = reply_json(text)
+    if not isinstance(data, Mapping) or set(data) != set(ids):
+        return None
+    codes: dict[str, int] = {}
+    reasons: dict[str, str] = {}
+    for pid in ids:
+        entry = data[pid]
+        if not isinstance(entry, Mapping) or set(entry) != {field, "reason"} or not isinstance(entry["reason"], str):
+            return None
+        code = read(entry[field])
+        if code is None:
+            return None
+        codes[pid], reasons[pid] = code, entry["reason"]
+    return codes, reasons
+
+
 @lru_cache(maxsize=64)
 def judgment_schema(principle_ids: tuple[str, ...]) -> dict[str, Any]:
     """The JSON schema of a judgment over ``principle_ids`` (what :func:`parse_judgment` accepts).
@@ -58,21 +102,7 @@ def judgment_schema(principle_ids: tuple[str, ...]) -> dict[str, Any]:
     >>> sorted(judgment_schema(("a", "b"))["required"])
     ['a', 'b']
     """
-    entry = {
-        "type": "object",
-        "properties": {
-            "severity": {"type": "integer", "enum": [0, 1, 2]},
-            "reason": {"type": "string", "maxLength": REASON_MAX_CHARS},
-        },
-        "required": ["severity", "reason"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {pid: entry for pid in principle_ids},
-        "required": list(principle_ids),
-        "additionalProperties": False,
-    }
+    return per_principle_schema(principle_ids, "severity", {"type": "integer", "enum": [0, 1, 2]})
 
 
 @lru_cache(maxsize=64)
@@ -217,25 +247,11 @@ def parse_judgment(text: str | None, principle_ids: Iterable[str]) -> tuple[dict
         ``(severities, reasons)`` keyed by principle id; ``None`` means missing
         (reason ``unparseable``), never adherence.
     """
-    if not text:
-        return None
-    ids: Sequence[str] = tuple(principle_ids)
-    data = reply_json(text)
-    if not isinstance(data, Mapping) or set(data) != set(ids):
-        return None
-    severities: dict[str, int] = {}
-    reasons: dict[str, str] = {}
-    for pid in ids:
-        entry = data[pid]
-        if not isinstance(entry, Mapping) or set(entry) != {"severity", "reason"}:
-            return None
-        severity, reason = entry["severity"], entry["reason"]
-        if isinstance(severity, bool) or not isinstance(severity, int) or severity not in (0, 1, 2):
-            return None
-        if not isinstance(reason, str):
-            return None
-        severities[pid], reasons[pid] = severity, reason
-    return severities, reasons
+    return read_per_principle(text, principle_ids, "severity", _severity)
+
+
+def _severity(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1, 2) else None
 
 
 class ModelJudge:

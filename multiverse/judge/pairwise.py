@@ -39,8 +39,14 @@ from multiverse.core.choices import ModelSpec
 from multiverse.core.judgment import JudgeContext, Judgment
 from multiverse.core.scales import FIXED_CATEGORIES
 from multiverse.core.transcript import Event, Transcript, transcript_inputs
-from multiverse.judge.model import REASON_MAX_CHARS, TEMPLATE_DIR, _principle_inputs, judgment_from_answers
-from multiverse.llm.protocol import load_template, reply_json
+from multiverse.judge.model import (
+    TEMPLATE_DIR,
+    _principle_inputs,
+    judgment_from_answers,
+    per_principle_schema,
+    read_per_principle,
+)
+from multiverse.llm.protocol import load_template
 from multiverse.llm.request import Request
 from multiverse.llm.structured import agather_structured, response_format_for
 
@@ -71,15 +77,7 @@ class PairwiseSpec:
 @lru_cache(maxsize=64)
 def preference_schema(principle_ids: tuple[str, ...]) -> dict[str, Any]:
     """The JSON schema of a pairwise answer over ``principle_ids`` (what :func:`parse_preferences` accepts)."""
-    entry = {
-        "type": "object",
-        "properties": {"winner": {"type": "string", "enum": ["A", "B", "tie"]},
-                       "reason": {"type": "string", "maxLength": REASON_MAX_CHARS}},
-        "required": ["winner", "reason"],
-        "additionalProperties": False,
-    }
-    return {"type": "object", "properties": {pid: entry for pid in principle_ids}, "required": list(principle_ids),
-            "additionalProperties": False}
+    return per_principle_schema(principle_ids, "winner", {"type": "string", "enum": ["A", "B", "tie"]})
 
 
 def _response(label: str, event: Event) -> dict[str, Any]:
@@ -137,23 +135,9 @@ def parse_preferences(text: str | None, principle_ids: Iterable[str], *, swapped
     ``swapped`` (the two replies were shown in the other order) each verdict is
     read back in the comparison's own labels: ``A`` shown first is ``B``.
     """
-    ids = tuple(principle_ids)
-    data = reply_json(text or "")
-    if not isinstance(data, Mapping) or set(data) != set(ids):
-        return None
-    codes: dict[str, int] = {}
-    reasons: dict[str, str] = {}
-    for pid in ids:
-        entry = data[pid]
-        if not isinstance(entry, Mapping) or set(entry) != {"winner", "reason"} or not isinstance(entry["reason"], str):
-            return None
-        winner = entry["winner"]
-        if winner not in CATEGORIES:
-            return None
-        if swapped and winner != "tie":
-            winner = "B" if winner == "A" else "A"
-        codes[pid], reasons[pid] = CATEGORIES[winner], entry["reason"]
-    return codes, reasons
+    flip = {"A": "B", "B": "A"} if swapped else {}
+    return read_per_principle(text, principle_ids, "winner",
+                              lambda winner: CATEGORIES.get(flip.get(winner, winner)) if isinstance(winner, str) else None)
 
 
 def _before(transcript: Transcript, turn: int) -> Transcript:

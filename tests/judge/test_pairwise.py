@@ -62,10 +62,13 @@ def _answer(**winners: str) -> str:
         (_answer(a="C", b="A"), False, None),
         (_answer(a="A"), False, None),
         ('{"a": {"winner": "A"}, "b": {"winner": "A", "reason": "r"}}', False, None),
+        ('{"a": {"winner": ["A"], "reason": "r"}, "b": {"winner": "A", "reason": "r"}}', False, None),
+        ('{"a": {"winner": "tie", "reason": "r"}, "b": {"winner": "tie", "reason": "r"}}', True, {"a": 1, "b": 1}),
         ("A is better", False, None),
         (None, False, None),
     ],
-    ids=["plain", "swapped-read-back", "fenced", "unknown-label", "a-principle-left-out", "no-reason", "prose", "nothing"],
+    ids=["plain", "swapped-read-back", "fenced", "unknown-label", "a-principle-left-out", "no-reason", "a-list-for-a-label",
+         "a-tie-reads-the-same-swapped", "prose", "nothing"],
 )
 def test_a_pairwise_answer_parses_strictly_and_reads_back_a_swapped_order(text, swapped, expected):
     found = parse_preferences(text, ("a", "b"), swapped=swapped)
