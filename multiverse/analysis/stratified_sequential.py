@@ -59,28 +59,15 @@ from scipy.stats import t as student_t
 
 from multiverse.analysis._batch_design import BatchDesign
 from multiverse.analysis.group_sequential import SpendingBoundary
+from multiverse.analysis.sample_size import shrunk_variance
 from multiverse.config.precision import Precision
 
-__all__ = ["StratifiedDesign", "shrunk_variance"]
+__all__ = ["StratifiedDesign"]
 
-PSEUDO = 2
-"""Pseudo-observations of squared deviation ``prior_sd^2`` every cell's variance estimate carries."""
 FIRST_LOOK = 0.5
 """Information fraction before which the boundary is not consulted (the interval stays [-1, 1])."""
 D_LOW, D_HIGH = -1.0, 1.0
 """Bounds of one item's contrast ``d`` for the bounded rules."""
-
-
-def shrunk_variance(values: Sequence[float], prior_sd: float) -> float:
-    """A cell's item variance shrunk towards ``prior_sd^2`` by two pseudo-observations: ``(SS + 2 prior_sd^2) / (n + 1)``.
-
-    With ``n`` values this is the usual ``SS / (n - 1)`` with two more
-    observations of squared deviation ``prior_sd^2`` each; with none it is ``prior_sd^2``.
-    """
-    arr = np.asarray(values, dtype=float)
-    if arr.size == 0:
-        return prior_sd**2
-    return float((np.sum((arr - arr.mean()) ** 2) + PSEUDO * prior_sd**2) / (arr.size - 1 + PSEUDO))
 
 
 @dataclass(frozen=True)

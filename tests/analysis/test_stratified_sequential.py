@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from multiverse.analysis.stratified_sequential import StratifiedDesign, shrunk_variance, t_critical
+from multiverse.analysis.sample_size import shrunk_variance
+from multiverse.analysis.stratified_sequential import StratifiedDesign, t_critical
 from multiverse.config.precision import Precision
 
 
