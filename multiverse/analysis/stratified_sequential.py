@@ -104,10 +104,10 @@ class StratifiedDesign(BatchDesign):
         super().__init__(precision, pool=pool, seed=seed, costs=costs)
         z = NormalDist().inv_cdf(1 - precision.alpha / 2)
         self.max_information = precision.information_margin * (z / precision.target_half_width()) ** 2
-        self.boundaries = [SpendingBoundary(precision.alpha, self.max_information)] * 2
+        self.boundaries = [SpendingBoundary(precision.alpha, self.max_information)]
+        """The lower limit's boundary, and the upper limit's once the two streams differ (a copy, until then shared)."""
         self.history: list[dict[str, int]] = []
         self.bounds = (D_LOW, D_HIGH)
-        self.exhausted = False
 
     new_cell = staticmethod(_Cell)
 
@@ -227,23 +227,22 @@ class StratifiedDesign(BatchDesign):
             return  # too little information for the target to be in reach: the boundary is not consulted
         self.history.append({c: s.taken for c, s in self.cells.items()})
         split = any(lo != hi for s in self.cells.values() for lo, hi in zip(s.low, s.high))
-        if split and self.boundaries[0] is self.boundaries[1]:
-            self.boundaries[1] = copy.deepcopy(self.boundaries[0])
+        if split and len(self.boundaries) == 1:
+            self.boundaries.append(copy.deepcopy(self.boundaries[0]))
         limits = []
         for side, stream in enumerate(("low", "high")):
             est, var, information = self._moments(stream)
-            if var <= 0:  # every cell's pool drawn: the contrast is known
+            if var <= 0:  # every cell's pool drawn (prior_sd > 0 keeps each cell's variance positive)
                 limits.append(est)
-                self.exhausted = True
                 continue
-            boundary = self.boundaries[side]
-            if not (side == 1 and boundary is self.boundaries[0]):
+            boundary = self.boundaries[min(side, len(self.boundaries) - 1)]
+            if side < len(self.boundaries):
                 boundary.next_value(information)
             c = t_critical(boundary.values[-1], self._degrees_of_freedom(stream))
             half = c * math.sqrt(var)
             limits.append(est - half if side == 0 else est + half)
         low, high = max(self.bounds[0], limits[0]), min(self.bounds[1], limits[1])
-        self.bounds = (min(low, high), max(low, high)) if low > high else (low, high)
+        self.bounds = (min(low, high), max(low, high))
 
     def _look(self, batch: Sequence[Pick]) -> dict[str, Any]:
         boundary = self.boundaries[0]
@@ -282,7 +281,7 @@ class StratifiedDesign(BatchDesign):
             return "information"
         if self.drawn >= int(self.precision.max_items or 0):
             return "budget"
-        if self.exhausted or all(s.taken >= self.pool for s in self.cells.values()):
+        if all(s.taken >= self.pool for s in self.cells.values()):
             return "pool"
         return None
 
