@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from multiverse.analysis.sample_size import cell_costs
 from multiverse.config.precision import Precision
 
 
@@ -57,8 +58,6 @@ class BatchDesign:
     @staticmethod
     def experiment_inputs(experiment: Any, plan: Any) -> dict[str, Any]:
         """What an experiment's ``precision:`` block gives a design: its pool, seed and the cells' call costs."""
-        from multiverse.analysis.sample_size import cell_costs  # sample_size imports the designs' module
-
         assert experiment.precision is not None
         return {"pool": experiment.items_per_cell, "seed": experiment.seed,
                 "costs": cell_costs(plan, experiment.precision)}

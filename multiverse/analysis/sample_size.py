@@ -29,8 +29,8 @@ often shows none in a small pilot (sd 0), which would give it no items and
 make the fixed design too small.  Each cell's variance of item means is shrunk
 towards the declared ``prior_sd^2`` by two pseudo-observations,
 ``(SS + 2 prior_sd^2) / (n + 1)`` (``SS`` the sum of squared deviations of its ``n``
-item means), the same rule a stratified sequential run uses
-(:func:`multiverse.analysis.stratified_sequential.shrunk_variance`); the
+item means), the rule every design's variance estimate follows (:func:`shrunk_variance`,
+which a stratified sequential run and the fixed-design interval use too); the
 unshrunk sd is reported beside it.
 
 With no pilot cost per item besides its replicates' calls, one replicate per
@@ -42,19 +42,33 @@ the experiment's ``replicates``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
-from multiverse.analysis.stratified_sequential import shrunk_variance
 from multiverse.config.precision import Precision
 from multiverse.plan import Plan, Unit, estimate_unit_calls
 from multiverse.scoring import score
 
-__all__ = ["cell_costs", "pilot_components", "plan_items"]
+__all__ = ["cell_costs", "pilot_components", "plan_items", "shrunk_variance"]
+
+PSEUDO = 2
+"""Pseudo-observations of squared deviation ``prior_sd^2`` every cell's variance estimate carries."""
+
+
+def shrunk_variance(values: Sequence[float], prior_sd: float) -> float:
+    """A cell's item variance shrunk towards ``prior_sd^2`` by two pseudo-observations: ``(SS + 2 prior_sd^2) / (n + 1)``.
+
+    With ``n`` values this is the usual ``SS / (n - 1)`` with two more
+    observations of squared deviation ``prior_sd^2`` each; with none it is ``prior_sd^2``.
+    """
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return prior_sd**2
+    return float((np.sum((arr - arr.mean()) ** 2) + PSEUDO * prior_sd**2) / (arr.size - 1 + PSEUDO))
 
 
 def cell_costs(plan: Plan, precision: Precision) -> dict[str, float]:

@@ -47,7 +47,8 @@ import xarray as xr
 
 from multiverse.analysis._batch_design import BatchDesign
 from multiverse.analysis.confseq import BoundedStreams
-from multiverse.analysis.stratified_sequential import StratifiedDesign, shrunk_variance
+from multiverse.analysis.sample_size import shrunk_variance
+from multiverse.analysis.stratified_sequential import StratifiedDesign
 from multiverse.config.precision import Precision
 
 __all__ = ["Draw", "SequentialDesign", "fixed_interval", "looks_table", "make_design", "stopping_record"]
@@ -263,7 +264,7 @@ def fixed_interval(values: Mapping[str, Sequence[float]], weights: Mapping[str, 
     ``pool``, the finite-population correction ``1 - n_c / N`` applies.  With
     ``prior_sd``, each cell's variance is shrunk towards ``prior_sd^2`` as
     ``plan`` and the group-sequential design shrink it
-    (:func:`~multiverse.analysis.stratified_sequential.shrunk_variance`): a
+    (:func:`~multiverse.analysis.sample_size.shrunk_variance`): a
     cell of rare outcomes whose items all agreed has no zero variance.
     """
 

@@ -51,7 +51,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.stats import norm
@@ -59,28 +59,15 @@ from scipy.stats import t as student_t
 
 from multiverse.analysis._batch_design import BatchDesign
 from multiverse.analysis.group_sequential import SpendingBoundary
+from multiverse.analysis.sample_size import shrunk_variance
 from multiverse.config.precision import Precision
 
-__all__ = ["StratifiedDesign", "shrunk_variance"]
+__all__ = ["StratifiedDesign"]
 
-PSEUDO = 2
-"""Pseudo-observations of squared deviation ``prior_sd^2`` every cell's variance estimate carries."""
 FIRST_LOOK = 0.5
 """Information fraction before which the boundary is not consulted (the interval stays [-1, 1])."""
 D_LOW, D_HIGH = -1.0, 1.0
 """Bounds of one item's contrast ``d`` for the bounded rules."""
-
-
-def shrunk_variance(values: Sequence[float], prior_sd: float) -> float:
-    """A cell's item variance shrunk towards ``prior_sd^2`` by two pseudo-observations: ``(SS + 2 prior_sd^2) / (n + 1)``.
-
-    With ``n`` values this is the usual ``SS / (n - 1)`` with two more
-    observations of squared deviation ``prior_sd^2`` each; with none it is ``prior_sd^2``.
-    """
-    arr = np.asarray(values, dtype=float)
-    if arr.size == 0:
-        return prior_sd**2
-    return float((np.sum((arr - arr.mean()) ** 2) + PSEUDO * prior_sd**2) / (arr.size - 1 + PSEUDO))
 
 
 @dataclass(frozen=True)
@@ -89,6 +76,15 @@ class Pick:
 
     cell: str
     item: int
+
+
+class _Moments(NamedTuple):
+    """One stream's estimate of the contrast, its variance, each cell's shrunk item variance, and the variance's degrees of freedom."""
+
+    estimate: float
+    variance: float
+    cell_variances: dict[str, float]
+    degrees_of_freedom: float
 
 
 @dataclass
@@ -117,10 +113,11 @@ class StratifiedDesign(BatchDesign):
         super().__init__(precision, pool=pool, seed=seed, costs=costs)
         z = NormalDist().inv_cdf(1 - precision.alpha / 2)
         self.max_information = precision.information_margin * (z / precision.target_half_width()) ** 2
-        self.boundaries = [SpendingBoundary(precision.alpha, self.max_information)] * 2
+        self.boundaries = [SpendingBoundary(precision.alpha, self.max_information)]
+        """The lower limit's boundary, and the upper limit's once the two streams differ (a copy, until then shared)."""
         self.history: list[dict[str, int]] = []
         self.bounds = (D_LOW, D_HIGH)
-        self.exhausted = False
+        self.low_moments: _Moments | None = None
 
     new_cell = staticmethod(_Cell)
 
@@ -201,76 +198,86 @@ class StratifiedDesign(BatchDesign):
         self._update_bounds()
         return self._look(batch)
 
-    def _degrees_of_freedom(self, stream: str) -> float:
-        """Welch-Satterthwaite degrees of freedom of the stratified variance (Cochran 1977, 5.4)."""
-        prior = self.precision.prior_sd
-        parts, denominator = 0.0, 0.0
-        for s in self.cells.values():
-            xs = getattr(s, stream)
-            a = s.weight**2 * shrunk_variance(xs, prior) * max(1 / len(xs) - 1 / self.pool, 0.0)
-            parts += a
-            denominator += a * a / max(len(xs) - 1, 1)
-        return parts * parts / denominator if denominator > 0 else math.inf
+    def _moments(self, stream: str) -> _Moments:
+        """The estimate, its variance and Welch-Satterthwaite degrees of freedom from one stream (``low`` or ``high`` completions).
 
-    def _moments(self, stream: str) -> tuple[float, float, list[float]]:
-        """``(estimate, variance, information at every look)`` of one stream (``low`` or ``high`` completions).
-
-        The information of earlier looks is re-read from the current
-        variance estimates and the counts each look had, so it grows with
-        the counts (the shrinkage keeps every cell's variance positive).
+        The degrees of freedom are those of the stratified variance (Cochran 1977, 5.4).
         """
         prior = self.precision.prior_sd
-        est, var = 0.0, {}
+        est, variance, denominator, cell_variances = 0.0, 0.0, 0.0, {}
         for cell, s in self.cells.items():
             xs = getattr(s, stream)
             est += s.weight * float(np.mean(xs))
-            var[cell] = shrunk_variance(xs, prior)
+            cell_variances[cell] = shrunk_variance(xs, prior)
+            a = s.weight**2 * cell_variances[cell] * max(1 / len(xs) - 1 / self.pool, 0.0)
+            variance += a
+            denominator += a * a / max(len(xs) - 1, 1)
+        df = variance * variance / denominator if denominator > 0 else math.inf
+        return _Moments(est, variance, cell_variances, df)
 
+    def _information(self, moments: _Moments) -> list[float]:
+        """The information at every look so far: each look's counts with the current cell variances.
+
+        Re-read at every look, so it grows with the counts (the shrinkage
+        keeps every cell's variance positive).
+        """
         def variance(counts: Mapping[str, int]) -> float:
-            return sum(s.weight**2 * var[c] * max(1 / counts[c] - 1 / self.pool, 0.0) for c, s in self.cells.items())
+            return sum(s.weight**2 * moments.cell_variances[c] * max(1 / counts[c] - 1 / self.pool, 0.0)
+                       for c, s in self.cells.items())
 
-        information = [1 / v if v > 0 else math.inf for v in (variance(h) for h in self.history)]
-        return est, variance({c: s.taken for c, s in self.cells.items()}), information
+        return [1 / v if v > 0 else math.inf for v in (variance(h) for h in self.history)]
 
     def _update_bounds(self) -> None:
-        """This look's limits: each side's estimate -+ its critical value times its standard error, intersected."""
+        """This look's limits: each side's estimate -+ its critical value times its standard error, intersected.
+
+        Keeps the lower completions' moments (``None`` until every cell has
+        an item) for the look's record.
+        """
         if any(s.taken == 0 for s in self.cells.values()):
             return  # a cell with no item yet: no estimate of theta, no look for the boundary
+        self.low_moments = low = self._moments("low")
         if self._fraction() < FIRST_LOOK:
             return  # too little information for the target to be in reach: the boundary is not consulted
         self.history.append({c: s.taken for c, s in self.cells.items()})
         split = any(lo != hi for s in self.cells.values() for lo, hi in zip(s.low, s.high))
-        if split and self.boundaries[0] is self.boundaries[1]:
-            self.boundaries[1] = copy.deepcopy(self.boundaries[0])
+        if split and len(self.boundaries) == 1:
+            self.boundaries.append(copy.deepcopy(self.boundaries[0]))
         limits = []
-        for side, stream in enumerate(("low", "high")):
-            est, var, information = self._moments(stream)
-            if var <= 0:  # every cell's pool drawn: the contrast is known
-                limits.append(est)
-                self.exhausted = True
+        for side, moments in enumerate((low, self._moments("high"))):
+            if moments.variance <= 0:  # every cell's pool drawn (prior_sd > 0 keeps each cell's variance positive)
+                limits.append(moments.estimate)
                 continue
-            boundary = self.boundaries[side]
-            if not (side == 1 and boundary is self.boundaries[0]):
-                boundary.next_value(information)
-            c = t_critical(boundary.values[-1], self._degrees_of_freedom(stream))
-            half = c * math.sqrt(var)
-            limits.append(est - half if side == 0 else est + half)
-        low, high = max(self.bounds[0], limits[0]), min(self.bounds[1], limits[1])
-        self.bounds = (min(low, high), max(low, high)) if low > high else (low, high)
+            boundary = self.boundaries[min(side, len(self.boundaries) - 1)]
+            if side < len(self.boundaries):
+                boundary.next_value(self._information(moments))
+            c = t_critical(boundary.values[-1], moments.degrees_of_freedom)
+            half = c * math.sqrt(moments.variance)
+            limits.append(moments.estimate - half if side == 0 else moments.estimate + half)
+        low_limit, high_limit = max(self.bounds[0], limits[0]), min(self.bounds[1], limits[1])
+        self.bounds = (min(low_limit, high_limit), max(low_limit, high_limit))
 
     def _look(self, batch: Sequence[Pick]) -> dict[str, Any]:
-        boundary = self.boundaries[0]
+        """Record the look :meth:`_update_bounds` just made.
+
+        ``critical_value`` is the lower limit's normal boundary value ``c_k``
+        at the last look that consulted it (``None`` before any), before
+        :func:`t_critical` carries it to Student's t with
+        ``degrees_of_freedom`` (the lower completions' now, ``None`` before
+        the first consulted look) to give the interval's multiplier.
+        """
+        boundary, low = self.boundaries[0], self.low_moments
         return self.look(
             batch,
             critical_value=round(boundary.values[-1], 6) if boundary.values else None,
-            degrees_of_freedom=round(self._degrees_of_freedom("low"), 3) if self.history else None,
+            degrees_of_freedom=round(low.degrees_of_freedom, 3) if self.history and low is not None else None,
             information_fraction=round(self._fraction(), 6),
         )
 
     def _fraction(self) -> float:
-        if any(s.taken == 0 for s in self.cells.values()):
+        """The lower completions' information now over the declared maximum (0 while a cell has no item)."""
+        if self.low_moments is None:
             return 0.0
-        _, var, _ = self._moments("low")
+        var = self.low_moments.variance
         return math.inf if var <= 0 else 1 / var / self.max_information
 
     # --- state ------------------------------------------------------------------------
@@ -295,7 +302,7 @@ class StratifiedDesign(BatchDesign):
             return "information"
         if self.drawn >= int(self.precision.max_items or 0):
             return "budget"
-        if self.exhausted or all(s.taken >= self.pool for s in self.cells.values()):
+        if all(s.taken >= self.pool for s in self.cells.values()):
             return "pool"
         return None
 

@@ -112,9 +112,11 @@ class Precision:
         out: dict[str, Any] = {
             "contrast": list(self.contrast), "judge": self.judge, "standard": self.standard, "rule": self.rule,
             "weights": dict(self.weights), "level": self.level, "batch": self.batch,
-            "allocation": self.allocation, "floor": self.floor, "prior_sd": self.prior_sd,
+            "allocation": self.allocation, "prior_sd": self.prior_sd,
         }
-        if self.interval != "betting":  # only when set, so the records of betting runs keep their keys
+        if self.interval == "betting":  # the interval only when set, so the records of betting runs keep their keys
+            out["floor"] = self.floor
+        else:
             out["interval"] = self.interval
             out["information_margin"] = self.information_margin
         for key in ("half_width", "difference", "max_items"):
@@ -225,11 +227,13 @@ def read_precision(
     batch = integer("batch", 40)
     max_items = integer("max_items", None)
     allocation = reader.one_of(block.get("allocation", "neyman"), field("allocation"), ALLOCATIONS, what="allocation")
+    interval = reader.one_of(block.get("interval", "betting"), field("interval"), INTERVALS, what="interval")
+    if "floor" in block and interval not in (None, "betting"):
+        reader.problem(field("floor"), "only used with interval: betting")
     floor = number("floor", 0.5, low=0.0, high=1.0, closed_low=True)
-    if allocation == "neyman" and floor is not None and floor <= 0:
+    if allocation == "neyman" and interval == "betting" and floor is not None and floor <= 0:
         reader.expected(field("floor"), "a number > 0 for neyman allocation", floor)
     prior_sd = number("prior_sd", 0.5, low=0.0, high=2.0)
-    interval = reader.one_of(block.get("interval", "betting"), field("interval"), INTERVALS, what="interval")
     if "information_margin" in block and interval != "group_sequential":
         reader.problem(field("information_margin"), "only used with interval: group_sequential")
     margin = number("information_margin", 1.25, low=1.0, high=4.0, closed_low=True)

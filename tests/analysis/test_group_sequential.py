@@ -53,3 +53,25 @@ def test_repeated_intervals_of_a_normal_mean_cover_at_every_look_at_once():
         half = np.array(values) / np.sqrt(per_look * np.arange(1, looks + 1))
         covered += bool(np.all(np.abs(means) <= half))
     assert covered / runs >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / runs)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0, -0.05, 1.5], ids=["zero", "one", "negative", "above_one"])
+def test_a_miscoverage_outside_zero_to_one_is_refused(alpha):
+    with pytest.raises(ValueError, match=r"alpha must lie in \(0, 1\), got"):
+        SpendingBoundary(alpha, 5.0)
+
+
+@pytest.mark.parametrize("max_information", [0.0, -1.0, math.nan], ids=["zero", "negative", "nan"])
+def test_a_maximum_information_not_positive_is_refused(max_information):
+    with pytest.raises(ValueError, match="max_information must be positive, got"):
+        SpendingBoundary(0.05, max_information)
+
+
+def test_a_look_must_give_the_information_of_every_look_so_far_and_no_more():
+    boundary = SpendingBoundary(0.05, 5.0)
+    with pytest.raises(ValueError, match="expected 1 information levels, got 2"):
+        boundary.next_value([1.0, 2.0])
+    boundary.next_value([1.0])
+    with pytest.raises(ValueError, match="expected 2 information levels, got 1"):
+        boundary.next_value([2.0])
+    assert len(boundary.values) == 1  # the refused looks left no critical value behind

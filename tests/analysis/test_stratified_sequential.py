@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from multiverse.analysis.stratified_sequential import StratifiedDesign, shrunk_variance, t_critical
+from multiverse.analysis.sample_size import shrunk_variance
+from multiverse.analysis.stratified_sequential import StratifiedDesign, t_critical
 from multiverse.config.precision import Precision
 
 
@@ -98,3 +99,21 @@ def test_a_normal_critical_value_carried_to_t_keeps_its_tail_area():
     assert t_critical(1.96, float("inf")) == 1.96
     assert t_critical(3.0, 10.0) > 3.0
     assert t_critical(2.0, 1e6) == pytest.approx(2.0, abs=1e-4)
+
+
+def test_a_second_batch_before_the_first_is_observed_is_refused():
+    design = StratifiedDesign(_precision(), pool=400, seed=0)
+    assert design.next_batch()
+    with pytest.raises(RuntimeError, match="previous batch has not been observed"):
+        design.next_batch()
+
+
+@pytest.mark.parametrize("bounds", [(-1.5, 0.0), (0.0, 1.5), (0.5, 0.2), (float("nan"), 0.0)],
+                         ids=["below_minus_one", "above_one", "low_above_high", "nan"])
+def test_contrast_bounds_outside_minus_one_to_one_or_out_of_order_are_refused(bounds):
+    design = StratifiedDesign(_precision(), pool=400, seed=0)
+    picks = design.next_batch()
+    values = {(p.cell, p.item): (0.0, 0.0) for p in picks}
+    values[(picks[0].cell, picks[0].item)] = bounds
+    with pytest.raises(ValueError, match=r"contrast bounds .* outside \[-1, 1\]"):
+        design.observe(values)

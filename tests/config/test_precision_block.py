@@ -36,6 +36,7 @@ def test_a_group_sequential_block_reads_its_margin_and_keeps_it_through_to_dict(
     assert parse_experiment(e.to_dict(), source=e.source) == e
     betting = load_experiment(write_experiment(_experiment(tiny_experiment, BLOCK))).precision
     assert betting.interval == "betting" and "interval" not in betting.to_dict()
+    assert betting.to_dict()["floor"] == 0.5 and "floor" not in e.precision.to_dict()
 
 
 def test_experiments_without_a_block_keep_their_digest(tiny_experiment, write_experiment):
@@ -67,6 +68,10 @@ CASES = [
                  id="margin-without-group-sequential"),
     pytest.param({"interval": "group_sequential", "information_margin": 0.9}, "precision.information_margin",
                  "expected a finite number >= 1", id="margin-below-one"),
+    pytest.param({"interval": "group_sequential", "floor": 0.3}, "precision.floor", "only used with interval: betting",
+                 id="floor-without-betting"),
+    pytest.param({"interval": "group_sequential", "floor": 0}, "precision.floor", "only used with interval: betting",
+                 id="zero-floor-without-betting"),
 ]
 
 
