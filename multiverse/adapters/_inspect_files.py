@@ -19,8 +19,10 @@ tests pin the two readers against each other on logs inspect_ai wrote):
   ``samples``).
 
 Log format versions 1 and 2 (inspect_ai's ``LOG_SCHEMA_VERSION``) are read;
-a version-1 sample's single ``score`` reads as inspect_ai reads it, a scorer
-named ``88F74D2C``.  Any other version, a file that is neither format, or a
+a version-1 sample's single ``score`` reads as inspect_ai reads it: under the
+name of the log's first result score (``results.scores[0].name``), or under
+inspect_ai's placeholder ``88F74D2C`` when the log has no results (a run that
+did not finish).  Any other version, a file that is neither format, or a
 zip member compressed another way is refused with one line naming the file
 and what was expected.
 """
@@ -40,7 +42,7 @@ __all__ = ["LOG_VERSIONS", "LogFile", "read_log_file"]
 
 LOG_VERSIONS = (1, 2)
 SCORER_PLACEHOLDER = "88F74D2C"
-"""inspect_ai's name for the one scorer of a version-1 sample."""
+"""inspect_ai's name for the one scorer of a version-1 sample, until the log's results name it."""
 
 _ZSTD = 93
 _LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")
@@ -87,15 +89,33 @@ def read_log_file(path: Path, *, header_only: bool = False) -> LogFile:
     if any(not isinstance(s, dict) or "id" not in s or not isinstance(s.get("epoch"), int) for s in samples):
         raise ValueError(f"{path}: a sample without an 'id' or an integer 'epoch'; expected inspect_ai samples")
     header.setdefault("status", "started")
-    samples = [] if header_only else [_migrate(sample) for sample in samples]
+    samples = [] if header_only else [_migrate(sample, _first_score_name(header)) for sample in samples]
     samples.sort(key=lambda s: (s["epoch"], s["id"] if isinstance(s["id"], str) else str(s["id"]).zfill(20)))
     return LogFile(path, header, samples)
 
 
-def _migrate(sample: dict[str, Any]) -> dict[str, Any]:
-    """A version-1 sample's single ``score`` as a one-scorer ``scores`` map, as inspect_ai reads it."""
+def _first_score_name(header: dict[str, Any]) -> str | None:
+    """The name of the log's first result score, None for a log without results."""
+    results = header.get("results")
+    scores = results.get("scores") if isinstance(results, dict) else None
+    first = scores[0] if isinstance(scores, list) and scores else None
+    return first.get("name") if isinstance(first, dict) and isinstance(first.get("name"), str) else None
+
+
+def _migrate(sample: dict[str, Any], scorer: str | None) -> dict[str, Any]:
+    """A version-1 sample's single ``score`` as a one-scorer ``scores`` map, as inspect_ai reads it.
+
+    inspect_ai's ``EvalSample`` puts the score under a placeholder name and its
+    ``EvalLog`` then renames the placeholder, in every sample, to the name of the
+    log's first result score when the log has results (``scorer``).
+    """
     if "score" in sample:
         sample = {k: v for k, v in sample.items() if k != "score"} | {"scores": {SCORER_PLACEHOLDER: sample["score"]}}
+    scores = sample.get("scores")
+    if scorer is not None and isinstance(scores, dict) and SCORER_PLACEHOLDER in scores:
+        renamed = {k: v for k, v in scores.items() if k != SCORER_PLACEHOLDER}
+        renamed[scorer] = scores[SCORER_PLACEHOLDER]
+        sample = sample | {"scores": renamed}
     return sample
 
 

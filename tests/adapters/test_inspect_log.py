@@ -175,15 +175,26 @@ def test_a_failed_sample_is_missing_and_partial_credit_is_severity(tmp_path):
     assert (partial["severity"].max("turn") == 1).all(), "P is a partial deviation"
 
 
-def test_a_version_1_log_reads_its_one_score_under_inspects_placeholder_name(tmp_path):
-    def to_version_1(log):
-        log["version"] = 1
-        for sample in log["samples"]:
-            sample["score"] = sample.pop("scores")["includes"]
+def _to_version_1(log):
+    log["version"] = 1
+    for sample in log["samples"]:
+        sample["score"] = sample.pop("scores")["includes"]
 
-    cube = inspect_log(as_json_log(CAREFUL, tmp_path / "v1.json", edit=to_version_1))
-    assert cube["judge"].values.tolist() == ["88F74D2C"]
+
+def test_a_version_1_log_reads_its_one_score_under_its_first_result_name(tmp_path):
+    cube = inspect_log(as_json_log(CAREFUL, tmp_path / "v1.json", edit=_to_version_1))
+    assert read_log_file(CAREFUL).header["results"]["scores"][0]["name"] == "includes"
+    assert cube["judge"].values.tolist() == ["includes"]
     np.testing.assert_array_equal(cube["value"].values.squeeze(), inspect_log(CAREFUL)["value"].sel(judge="includes").values.squeeze())
+
+
+def test_a_version_1_log_without_results_keeps_inspects_placeholder_name(tmp_path):
+    def without_results(log):
+        _to_version_1(log)
+        del log["results"]
+
+    cube = inspect_log(as_json_log(CAREFUL, tmp_path / "v1.json", edit=without_results))
+    assert cube["judge"].values.tolist() == ["88F74D2C"]
 
 
 @pytest.mark.parametrize(("name", "content", "message"), [
