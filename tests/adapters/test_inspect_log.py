@@ -5,6 +5,7 @@ inspect_ai.  ``test_inspect_log_pinned.py`` pins the reader against inspect_ai's
 from __future__ import annotations
 
 import json
+import struct
 import sys
 import zipfile
 
@@ -221,6 +222,48 @@ def test_a_log_it_cannot_read_is_refused_with_one_line(tmp_path, name, content, 
         with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_BZIP2) as archive:
             for member, data in content.items():
                 archive.writestr(member, json.dumps(data))
+    with pytest.raises(ValueError, match=message) as caught:
+        inspect_log(path)
+    assert "\n" not in str(caught.value)
+
+
+def _damaged_header(path, *, at: str):
+    """The careful log with its zstd ``header.json`` member damaged: its local header's signature or its data."""
+    data = bytearray(CAREFUL.read_bytes())
+    with zipfile.ZipFile(CAREFUL) as archive:
+        info = archive.getinfo("header.json")
+    assert info.compress_type == 93, "inspect_ai writes zstd members"
+    offset = info.header_offset
+    if at == "data":
+        name_length, extra_length = struct.unpack_from("<HH", data, offset + 26)
+        offset += 30 + name_length + extra_length
+    data[offset:offset + 4] = b"\0\0\0\0"
+    path.write_bytes(bytes(data))
+
+
+def _eval_with(path, members: dict[str, str]):
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for member, text in members.items():
+            archive.writestr(member, text)
+
+
+@pytest.mark.parametrize(("name", "write", "message"), [
+    ("run.txt", lambda path: path.write_text("{}", encoding="utf-8"),
+     r"run\.txt: expected an inspect_ai log, a \.eval or \.json file"),
+    ("listed.eval", lambda path: _eval_with(path, {"header.json": "[1, 2]"}),
+     r"listed\.eval: not an inspect_ai log \(expected an object with 'version' and 'eval'\)"),
+    ("garbled.eval", lambda path: _eval_with(path, {"header.json": "{not json"}),
+     r"garbled\.eval: expected JSON in member header\.json \(inspect_ai log\): "),
+    ("unsigned.eval", lambda path: _damaged_header(path, at="signature"),
+     r"unsigned\.eval: member header\.json has no local zip header; the archive is damaged"),
+    ("corrupt.eval", lambda path: _damaged_header(path, at="data"),
+     r"corrupt\.eval: member header\.json is not valid zstd data \("),
+], ids=["unknown_suffix", "eval_header_not_an_object", "eval_member_not_json", "zstd_member_without_local_header",
+        "zstd_member_not_zstd"])
+def test_a_foreign_or_damaged_file_is_refused_with_one_line_without_inspect_ai(tmp_path, monkeypatch, name, write, message):
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)
+    path = tmp_path / name
+    write(path)
     with pytest.raises(ValueError, match=message) as caught:
         inspect_log(path)
     assert "\n" not in str(caught.value)
