@@ -74,7 +74,8 @@ def read_log_file(path: Path, *, header_only: bool = False) -> LogFile:
         header, samples = _read_eval(path, header_only=header_only)
     elif path.suffix == ".json":
         header = _json(path.read_bytes(), path, "one JSON object")
-        samples = list(header.pop("samples", None) or ()) if isinstance(header, dict) else []
+        samples = header.pop("samples", None) if isinstance(header, dict) else None
+        samples = [] if header_only else list(samples or ())
     else:
         raise ValueError(f"{path}: expected an inspect_ai log, a .eval or .json file")
     if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
@@ -89,7 +90,8 @@ def read_log_file(path: Path, *, header_only: bool = False) -> LogFile:
     if any(not isinstance(s, dict) or "id" not in s or not isinstance(s.get("epoch"), int) for s in samples):
         raise ValueError(f"{path}: a sample without an 'id' or an integer 'epoch'; expected inspect_ai samples")
     header.setdefault("status", "started")
-    samples = [] if header_only else [_migrate(sample, _first_score_name(header)) for sample in samples]
+    scorer = _first_score_name(header)
+    samples = [_migrate(sample, scorer) for sample in samples]
     samples.sort(key=lambda s: (s["epoch"], s["id"] if isinstance(s["id"], str) else str(s["id"]).zfill(20)))
     return LogFile(path, header, samples)
 

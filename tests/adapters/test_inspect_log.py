@@ -269,6 +269,17 @@ def test_a_foreign_or_damaged_file_is_refused_with_one_line_without_inspect_ai(t
     assert "\n" not in str(caught.value)
 
 
+def test_log_metrics_read_a_json_logs_header_without_its_samples(tmp_path):
+    def edit(log):
+        del log["samples"][0]["epoch"]
+
+    path = as_json_log(CAREFUL, tmp_path / "edited.json", edit=edit)
+    assert read_log_file(path, header_only=True).samples == []
+    assert log_metrics(path).equals(log_metrics(CAREFUL).assign(log="edited.json"))
+    with pytest.raises(ValueError, match=r"edited\.json: a sample without an 'id' or an integer 'epoch'"):
+        inspect_log(path)
+
+
 def test_a_started_log_reads_its_samples_with_a_warning(tmp_path):
     """A run that did not finish leaves _journal/start.json and its samples, no header or results."""
     log = read_log_file(CAREFUL)
