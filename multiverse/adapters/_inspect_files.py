@@ -29,12 +29,15 @@ and what was expected.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import struct
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 
@@ -133,7 +136,8 @@ def _read_eval(path: Path, *, header_only: bool) -> tuple[dict[str, Any], list[d
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile:
         raise ValueError(f"{path}: not an inspect_ai .eval log (expected a zip archive)") from None
-    with archive, path.open("rb") as raw:
+    with archive, contextlib.ExitStack() as stack:
+        raw = functools.cache(lambda: stack.enter_context(path.open("rb")))  # opened at the first zstd member
         members = {info.filename: info for info in archive.infolist()}  # a later copy of a name wins
 
         def member(name: str) -> Any:
@@ -150,19 +154,20 @@ def _read_eval(path: Path, *, header_only: bool) -> tuple[dict[str, Any], list[d
     return header, samples
 
 
-def _member_bytes(archive: zipfile.ZipFile, raw: Any, info: zipfile.ZipInfo, path: Path) -> bytes:
-    """A member's bytes: zipfile decompresses stored and deflated members, pyarrow zstd ones."""
+def _member_bytes(archive: zipfile.ZipFile, raw: Callable[[], BinaryIO], info: zipfile.ZipInfo, path: Path) -> bytes:
+    """A member's bytes: zipfile decompresses stored and deflated members, pyarrow zstd ones (read from ``raw()``)."""
     if info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         return archive.read(info)
     if info.compress_type != _ZSTD:
         raise ValueError(f"{path}: member {info.filename} uses zip compression method {info.compress_type}; "
                          "expected stored, deflate or zstd (93)")
-    raw.seek(info.header_offset)
-    fields = _LOCAL_HEADER.unpack(raw.read(_LOCAL_HEADER.size))
+    file = raw()
+    file.seek(info.header_offset)
+    fields = _LOCAL_HEADER.unpack(file.read(_LOCAL_HEADER.size))
     if fields[0] != _LOCAL_SIGNATURE:
         raise ValueError(f"{path}: member {info.filename} has no local zip header; the archive is damaged")
-    raw.seek(info.header_offset + _LOCAL_HEADER.size + fields[9] + fields[10])
+    file.seek(info.header_offset + _LOCAL_HEADER.size + fields[9] + fields[10])
     try:
-        return pa.Codec("zstd").decompress(raw.read(info.compress_size), decompressed_size=info.file_size).to_pybytes()
+        return pa.Codec("zstd").decompress(file.read(info.compress_size), decompressed_size=info.file_size).to_pybytes()
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: member {info.filename} is not valid zstd data ({exc})") from None
