@@ -204,8 +204,8 @@ def _scale_of(judge: str, found: list[tuple[Any, str]], declared: str | None) ->
 
     letters = {v for v in values if isinstance(v, str)}
     if letters:
-        if not all(isinstance(v, str) and v in ("C", "I", "N", "P") for v in values):
-            raise refuse(lambda v: not (isinstance(v, str) and v in ("C", "I", "N", "P")),
+        if not all(isinstance(v, str) and v in _LETTER_FLOATS for v in values):
+            raise refuse(lambda v: not (isinstance(v, str) and v in _LETTER_FLOATS),
                          "no label scale holds it beside C / I / P / N letters")
         detected = "severity" if "P" in letters else "binary"
     elif all(isinstance(v, bool) for v in values):
