@@ -101,6 +101,12 @@ def _log_files(path: Path) -> list[Path]:
     return [path]
 
 
+def _files(path: PathLike | Sequence[PathLike]) -> tuple[str, list[Path]]:
+    """The log files of ``path`` (files, or folders searched for logs) and ``path`` as an error message names it."""
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    return ", ".join(map(str, paths)), [f for p in paths for f in _log_files(Path(p))]
+
+
 def _text(content: Any) -> str:
     """A message's text as inspect_ai's ``ChatMessage.text`` gives it: the string, or its text parts joined by newlines."""
     if isinstance(content, str):
@@ -198,8 +204,8 @@ def _scale_of(judge: str, found: list[tuple[Any, str]], declared: str | None) ->
 
     letters = {v for v in values if isinstance(v, str)}
     if letters:
-        if not all(isinstance(v, str) and v in ("C", "I", "N", "P") for v in values):
-            raise refuse(lambda v: not (isinstance(v, str) and v in ("C", "I", "N", "P")),
+        if not all(isinstance(v, str) and v in _LETTER_FLOATS for v in values):
+            raise refuse(lambda v: not (isinstance(v, str) and v in _LETTER_FLOATS),
                          "no label scale holds it beside C / I / P / N letters")
         detected = "severity" if "P" in letters else "binary"
     elif all(isinstance(v, bool) for v in values):
@@ -278,15 +284,14 @@ def inspect_log(
     """
     if tasks not in ("role", "condition"):
         raise ValueError(f"inspect_log: tasks={tasks!r}, expected 'role' or 'condition'")
-    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-    files = [f for p in paths for f in _log_files(Path(p))]
+    where, files = _files(path)
     warnings: list[str] = []
     samples = _read(files, tasks=tasks, warnings=warnings)
     if not samples:
-        raise ValueError(f"{', '.join(map(str, paths))}: the logs hold no samples")
+        raise ValueError(f"{where}: the logs hold no samples")
     judges = _flatten(samples, scorers)
     if not judges:
-        raise ValueError(f"{', '.join(map(str, paths))}: no sample carries a score")
+        raise ValueError(f"{where}: no sample carries a score")
     seen: set[tuple[str, str, int, str]] = set()
     for s in samples:
         key = (s.system, s.task, s.epoch, s.sample_id)
@@ -318,9 +323,8 @@ def log_metrics(path: PathLike | Sequence[PathLike]) -> pd.DataFrame:
         epoch reducer, None for inspect_ai's default), ``metric`` and
         ``value``; no rows for a log without results (a run that did not finish).
     """
-    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     rows = []
-    for file in (f for p in paths for f in _log_files(Path(p))):
+    for file in _files(path)[1]:
         header = read_log_file(file, header_only=True).header
         for score in (header.get("results") or {}).get("scores") or ():
             judge = score["name"] if score["name"] == score["scorer"] else f"{score['scorer']}/{score['name']}"

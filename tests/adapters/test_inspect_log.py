@@ -5,6 +5,7 @@ inspect_ai.  ``test_inspect_log_pinned.py`` pins the reader against inspect_ai's
 from __future__ import annotations
 
 import json
+import struct
 import sys
 import zipfile
 
@@ -175,15 +176,26 @@ def test_a_failed_sample_is_missing_and_partial_credit_is_severity(tmp_path):
     assert (partial["severity"].max("turn") == 1).all(), "P is a partial deviation"
 
 
-def test_a_version_1_log_reads_its_one_score_under_inspects_placeholder_name(tmp_path):
-    def to_version_1(log):
-        log["version"] = 1
-        for sample in log["samples"]:
-            sample["score"] = sample.pop("scores")["includes"]
+def _to_version_1(log):
+    log["version"] = 1
+    for sample in log["samples"]:
+        sample["score"] = sample.pop("scores")["includes"]
 
-    cube = inspect_log(as_json_log(CAREFUL, tmp_path / "v1.json", edit=to_version_1))
-    assert cube["judge"].values.tolist() == ["88F74D2C"]
+
+def test_a_version_1_log_reads_its_one_score_under_its_first_result_name(tmp_path):
+    cube = inspect_log(as_json_log(CAREFUL, tmp_path / "v1.json", edit=_to_version_1))
+    assert read_log_file(CAREFUL).header["results"]["scores"][0]["name"] == "includes"
+    assert cube["judge"].values.tolist() == ["includes"]
     np.testing.assert_array_equal(cube["value"].values.squeeze(), inspect_log(CAREFUL)["value"].sel(judge="includes").values.squeeze())
+
+
+def test_a_version_1_log_without_results_keeps_inspects_placeholder_name(tmp_path):
+    def without_results(log):
+        _to_version_1(log)
+        del log["results"]
+
+    cube = inspect_log(as_json_log(CAREFUL, tmp_path / "v1.json", edit=without_results))
+    assert cube["judge"].values.tolist() == ["88F74D2C"]
 
 
 @pytest.mark.parametrize(("name", "content", "message"), [
@@ -213,6 +225,59 @@ def test_a_log_it_cannot_read_is_refused_with_one_line(tmp_path, name, content, 
     with pytest.raises(ValueError, match=message) as caught:
         inspect_log(path)
     assert "\n" not in str(caught.value)
+
+
+def _damaged_header(path, *, at: str):
+    """The careful log with its zstd ``header.json`` member damaged: its local header's signature or its data."""
+    data = bytearray(CAREFUL.read_bytes())
+    with zipfile.ZipFile(CAREFUL) as archive:
+        info = archive.getinfo("header.json")
+    assert info.compress_type == 93, "inspect_ai writes zstd members"
+    offset = info.header_offset
+    if at == "data":
+        name_length, extra_length = struct.unpack_from("<HH", data, offset + 26)
+        offset += 30 + name_length + extra_length
+    data[offset:offset + 4] = b"\0\0\0\0"
+    path.write_bytes(bytes(data))
+
+
+def _eval_with(path, members: dict[str, str]):
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for member, text in members.items():
+            archive.writestr(member, text)
+
+
+@pytest.mark.parametrize(("name", "write", "message"), [
+    ("run.txt", lambda path: path.write_text("{}", encoding="utf-8"),
+     r"run\.txt: expected an inspect_ai log, a \.eval or \.json file"),
+    ("listed.eval", lambda path: _eval_with(path, {"header.json": "[1, 2]"}),
+     r"listed\.eval: not an inspect_ai log \(expected an object with 'version' and 'eval'\)"),
+    ("garbled.eval", lambda path: _eval_with(path, {"header.json": "{not json"}),
+     r"garbled\.eval: expected JSON in member header\.json \(inspect_ai log\): "),
+    ("unsigned.eval", lambda path: _damaged_header(path, at="signature"),
+     r"unsigned\.eval: member header\.json has no local zip header; the archive is damaged"),
+    ("corrupt.eval", lambda path: _damaged_header(path, at="data"),
+     r"corrupt\.eval: member header\.json is not valid zstd data \("),
+], ids=["unknown_suffix", "eval_header_not_an_object", "eval_member_not_json", "zstd_member_without_local_header",
+        "zstd_member_not_zstd"])
+def test_a_foreign_or_damaged_file_is_refused_with_one_line_without_inspect_ai(tmp_path, monkeypatch, name, write, message):
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)
+    path = tmp_path / name
+    write(path)
+    with pytest.raises(ValueError, match=message) as caught:
+        inspect_log(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_log_metrics_read_a_json_logs_header_without_its_samples(tmp_path):
+    def edit(log):
+        del log["samples"][0]["epoch"]
+
+    path = as_json_log(CAREFUL, tmp_path / "edited.json", edit=edit)
+    assert read_log_file(path, header_only=True).samples == []
+    assert log_metrics(path).equals(log_metrics(CAREFUL).assign(log="edited.json"))
+    with pytest.raises(ValueError, match=r"edited\.json: a sample without an 'id' or an integer 'epoch'"):
+        inspect_log(path)
 
 
 def test_a_started_log_reads_its_samples_with_a_warning(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("inspect_ai", reason="inspect_ai is an optional extra: 'make inspect' installs it")
 
-from adapter_fixtures import INSPECT_LOGS, INSPECT_MOCK  # noqa: E402
+from adapter_fixtures import INSPECT_LOGS, INSPECT_MOCK, inspect_json_log  # noqa: E402
 from inspect_ai.log import EvalError, read_eval_log, write_eval_log  # noqa: E402
 from inspect_ai.scorer import (  # noqa: E402
     at_least,
@@ -43,7 +43,9 @@ def fresh(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def logs(fresh, tmp_path_factory):
-    """Every log to pin, by name: the fresh ones, and inspect_ai's .json and edited rewrites of the careful one."""
+    """Every log to pin, by name: the fresh ones, inspect_ai's .json and edited rewrites of the careful one, and the
+    careful one as a version-1 log (one ``score`` per sample, the ``grader`` one: inspect_ai names it after the
+    first result score, ``includes``), with and without its results."""
     folder = tmp_path_factory.mktemp("variants")
     found = {path.name: path for path in fresh}
     log = read_eval_log(str(fresh[0]))
@@ -60,7 +62,17 @@ def logs(fresh, tmp_path_factory):
         write_eval_log(log, str(folder / f"edited.{suffix}"), format=suffix)
         found[f"edited.{suffix}"] = folder / f"edited.{suffix}"
     found.update({f"study/{path.name}": path for path in sorted(STUDY_LOGS.glob("*.eval"))})
+    for name, keep_results in (("version1.json", True), ("version1_no_results.json", False)):
+        found[name] = inspect_json_log(fresh[0], folder / name, edit=lambda data, keep=keep_results: _to_version_1(data, keep))
     return found
+
+
+def _to_version_1(log: dict, keep_results: bool) -> None:
+    log["version"] = 1
+    for sample in log["samples"]:
+        sample["score"] = sample.pop("scores")["grader"]
+    if not keep_results:
+        del log["results"]
 
 
 def _inspects_events(messages) -> tuple[Event, ...]:
@@ -99,7 +111,7 @@ def _as_we_read(path: Path) -> tuple[str, list[tuple]]:
 
 
 @pytest.mark.parametrize("name", ["careful.eval", "hasty.eval", "careful.json", "edited.eval", "edited.json",
-                                  "study/careful.eval", "study/hasty.eval"])
+                                  "study/careful.eval", "study/hasty.eval", "version1.json", "version1_no_results.json"])
 def test_every_field_the_adapter_maps_equals_inspects_reading(logs, name):
     ours, theirs = _as_we_read(logs[name]), _as_inspect_reads(logs[name])
     assert ours[0] == theirs[0], "status"
