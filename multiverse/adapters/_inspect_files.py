@@ -163,7 +163,8 @@ def _member_bytes(archive: zipfile.ZipFile, raw: Callable[[], BinaryIO], info: z
                          "expected stored, deflate or zstd (93)")
     file = raw()
     file.seek(info.header_offset)
-    fields = _LOCAL_HEADER.unpack(file.read(_LOCAL_HEADER.size))
+    head = file.read(_LOCAL_HEADER.size)
+    fields = _LOCAL_HEADER.unpack(head) if len(head) == _LOCAL_HEADER.size else (None,)
     if fields[0] != _LOCAL_SIGNATURE:
         raise ValueError(f"{path}: member {info.filename} has no local zip header; the archive is damaged")
     file.seek(info.header_offset + _LOCAL_HEADER.size + fields[9] + fields[10])

@@ -326,7 +326,9 @@ def log_metrics(path: PathLike | Sequence[PathLike]) -> pd.DataFrame:
     rows = []
     for file in _files(path)[1]:
         header = read_log_file(file, header_only=True).header
-        for score in (header.get("results") or {}).get("scores") or ():
+        for i, score in enumerate((header.get("results") or {}).get("scores") or ()):
+            if not isinstance(score, dict) or not all(isinstance(score.get(k), str) for k in ("name", "scorer")):
+                raise ValueError(f"{file}: results.scores[{i}] has no 'name' and 'scorer'; expected an inspect_ai log")
             judge = score["name"] if score["name"] == score["scorer"] else f"{score['scorer']}/{score['name']}"
             rows += [{"log": file.name, "system": header["eval"]["model"], "task": header["eval"]["task"],
                       "judge": judge, "reducer": score.get("reducer"), "metric": metric["name"],

@@ -234,6 +234,11 @@ def _damaged_header(path, *, at: str):
         info = archive.getinfo("header.json")
     assert info.compress_type == 93, "inspect_ai writes zstd members"
     offset = info.header_offset
+    if at == "offset":  # the central directory sends the member to the archive's last bytes
+        entry = bytes(data).rindex(b"PK\x01\x02", 0, bytes(data).rindex(b"header.json"))
+        struct.pack_into("<I", data, entry + 42, len(data) - 8)
+        path.write_bytes(bytes(data))
+        return
     if at == "data":
         name_length, extra_length = struct.unpack_from("<HH", data, offset + 26)
         offset += 30 + name_length + extra_length
@@ -258,8 +263,10 @@ def _eval_with(path, members: dict[str, str]):
      r"unsigned\.eval: member header\.json has no local zip header; the archive is damaged"),
     ("corrupt.eval", lambda path: _damaged_header(path, at="data"),
      r"corrupt\.eval: member header\.json is not valid zstd data \("),
+    ("misplaced.eval", lambda path: _damaged_header(path, at="offset"),
+     r"misplaced\.eval: member header\.json has no local zip header; the archive is damaged"),
 ], ids=["unknown_suffix", "eval_header_not_an_object", "eval_member_not_json", "zstd_member_without_local_header",
-        "zstd_member_not_zstd"])
+        "zstd_member_not_zstd", "zstd_member_past_the_end"])
 def test_a_foreign_or_damaged_file_is_refused_with_one_line_without_inspect_ai(tmp_path, monkeypatch, name, write, message):
     monkeypatch.setitem(sys.modules, "inspect_ai", None)
     path = tmp_path / name
@@ -278,6 +285,16 @@ def test_log_metrics_read_a_json_logs_header_without_its_samples(tmp_path):
     assert log_metrics(path).equals(log_metrics(CAREFUL).assign(log="edited.json"))
     with pytest.raises(ValueError, match=r"edited\.json: a sample without an 'id' or an integer 'epoch'"):
         inspect_log(path)
+
+
+def test_log_metrics_refuses_a_results_score_without_its_names_with_one_line(tmp_path):
+    def edit(log):
+        del log["results"]["scores"][0]["scorer"]
+
+    path = as_json_log(CAREFUL, tmp_path / "nameless.json", edit=edit)
+    with pytest.raises(ValueError, match=r"^\S*nameless\.json: results\.scores\[0\] has no 'name' and 'scorer'") as caught:
+        log_metrics(path)
+    assert "\n" not in str(caught.value)
 
 
 def test_a_started_log_reads_its_samples_with_a_warning(tmp_path):
